@@ -1,0 +1,76 @@
+"""The one evaluation loop: logits of a classifier on a task's examples, optionally under parameter overrides.
+
+Overrides are ``{parameter name: tensor}`` applied with :func:`torch.func.functional_call`, so a grafted,
+merged or interpolated model is evaluated without materializing a second copy of the network.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+import torch
+from torch.func import functional_call
+
+from repro.data import Example, chunks
+from repro.metrics import accuracy, expected_calibration_error, f1_binary
+from repro.models.base import Classifier
+
+
+@dataclass
+class Predictions:
+    logits: torch.Tensor  # [N, C]
+    labels: torch.Tensor  # [N]
+
+    @property
+    def probs(self) -> torch.Tensor:
+        return self.logits.float().softmax(-1)
+
+    @property
+    def preds(self) -> torch.Tensor:
+        return self.logits.argmax(-1)
+
+
+def forward(model: Classifier, batch: dict[str, torch.Tensor], task: str,
+            overrides: Mapping[str, torch.Tensor] | None = None) -> torch.Tensor:
+    """Logits of ``model`` on ``batch``; parameters in ``overrides`` replace the model's own."""
+    if overrides:
+        return functional_call(model, dict(overrides), (batch,), {"task": task}, strict=False)
+    return model(batch, task)
+
+
+@torch.no_grad()
+def predict(model: Classifier, examples: Sequence[Example], task: str,
+            overrides: Mapping[str, torch.Tensor] | None = None, batch_size: int = 64) -> Predictions:
+    """Eval-mode logits for every example (no dropout)."""
+    was_training = model.training
+    model.eval()
+    logits, labels = [], []
+    for chunk in chunks(examples, batch_size):
+        batch = model.tokenize(task, chunk)
+        logits.append(forward(model, batch, task, overrides).float().cpu())
+        labels.append(batch["labels"].cpu())
+    model.train(was_training)
+    if not logits:
+        raise ValueError(f"no examples to evaluate for task {task!r}")
+    return Predictions(torch.cat(logits), torch.cat(labels))
+
+
+def score(pred: Predictions, metric: str = "acc", n_bins: int = 10) -> dict[str, float]:
+    """Task metric (``acc`` or ``f1``) as ``value`` plus accuracy, F1 and ECE, all as fractions."""
+    acc = accuracy(pred.preds, pred.labels)
+    out = {"acc": acc, "ece": expected_calibration_error(pred.probs, pred.labels, n_bins=n_bins)}
+    if pred.logits.shape[1] == 2:
+        out["f1"] = f1_binary(pred.preds, pred.labels)
+    if metric not in ("acc", "f1"):
+        raise ValueError(f"unknown metric {metric!r}; choose acc or f1")
+    out["value"] = out[metric] if metric in out else acc
+    return out
+
+
+def evaluate(model: Classifier, examples: Sequence[Example], task: str,
+             overrides: Mapping[str, torch.Tensor] | None = None, batch_size: int = 64,
+             n_bins: int = 10) -> dict[str, float]:
+    """predict + score with the task's own metric."""
+    pred = predict(model, examples, task, overrides, batch_size)
+    return score(pred, model.specs[task].metric, n_bins=n_bins)

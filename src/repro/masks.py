@@ -1,0 +1,234 @@
+"""The one sparse binary mask type, shared by P1 (graft regions, BitFit, FISH) and P2 (TaLoS, LoTA, TALL).
+
+A :class:`Mask` is a set of selected entries of named parameter tensors, defined relative to an *eligible set*
+(the tensors it may select from, with their shapes).  Densities are reported relative to the eligible set
+(P1's convention: fraction of the transformer-block parameters) and, given a total, relative to all parameters.
+On disk a mask is sparse: int64 flat indices per tensor in safetensors, plus JSON metadata.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Mapping
+
+import torch
+
+from repro.models.base import layer_index, module_type
+
+Shapes = dict[str, tuple[int, ...]]
+
+
+@dataclass
+class Mask:
+    """Binary selection over the eligible tensors ``shapes``; ``tensors[name]`` is a bool tensor of that shape."""
+
+    tensors: dict[str, torch.Tensor]
+    shapes: Shapes = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.shapes:
+            self.shapes = {n: tuple(t.shape) for n, t in self.tensors.items()}
+        for n, t in self.tensors.items():
+            if n not in self.shapes:
+                raise KeyError(f"mask tensor {n!r} is not in the eligible set")
+            if tuple(t.shape) != tuple(self.shapes[n]):
+                raise ValueError(f"mask tensor {n!r} has shape {tuple(t.shape)}, eligible shape {self.shapes[n]}")
+            if t.dtype != torch.bool:
+                self.tensors[n] = t.bool()
+        for n, s in self.shapes.items():
+            if n not in self.tensors:
+                self.tensors[n] = torch.zeros(s, dtype=torch.bool)
+
+    # --- constructors ----------------------------------------------------------------------------------
+    @staticmethod
+    def shapes_of(params: Mapping[str, torch.Tensor]) -> Shapes:
+        return {n: tuple(p.shape) for n, p in params.items()}
+
+    @classmethod
+    def empty(cls, shapes: Shapes) -> "Mask":
+        return cls({n: torch.zeros(s, dtype=torch.bool) for n, s in shapes.items()}, dict(shapes))
+
+    @classmethod
+    def full(cls, shapes: Shapes) -> "Mask":
+        return cls({n: torch.ones(s, dtype=torch.bool) for n, s in shapes.items()}, dict(shapes))
+
+    @classmethod
+    def from_names(cls, shapes: Shapes, names: Iterable[str]) -> "Mask":
+        """Whole tensors selected by name (e.g. BitFit: every bias)."""
+        chosen = set(names)
+        return cls({n: torch.full(s, n in chosen, dtype=torch.bool) for n, s in shapes.items()}, dict(shapes))
+
+    @classmethod
+    def top_k(cls, scores: Mapping[str, torch.Tensor], k: int, largest: bool = True) -> "Mask":
+        """Select exactly ``k`` entries with the globally largest (or smallest) scores across all tensors.
+
+        Ties at the threshold are broken by position (torch.topk); the official grafting code uses a strict
+        ``> threshold`` instead and so selects k-1 entries when there are no ties.
+        """
+        names = list(scores)
+        shapes = {n: tuple(scores[n].shape) for n in names}
+        total = sum(scores[n].numel() for n in names)
+        if not 0 <= k <= total:
+            raise ValueError(f"k={k} outside [0, {total}]")
+        flat = torch.cat([scores[n].detach().reshape(-1).float().cpu() for n in names])
+        sel = torch.zeros(total, dtype=torch.bool)
+        if k > 0:
+            idx = torch.topk(flat, k, largest=largest, sorted=False).indices
+            sel[idx] = True
+        return cls._unflatten(sel, names, shapes)
+
+    @classmethod
+    def top_fraction(cls, scores: Mapping[str, torch.Tensor], fraction: float, largest: bool = True) -> "Mask":
+        """Top-``fraction`` of the eligible entries (k = int(fraction · |E|), the papers' rounding)."""
+        if not 0.0 <= fraction <= 1.0:
+            raise ValueError(f"fraction must be in [0, 1], got {fraction}")
+        total = sum(s.numel() for s in scores.values())
+        return cls.top_k(scores, int(fraction * total), largest=largest)
+
+    @classmethod
+    def random(cls, shapes: Shapes, k: int, seed: int = 0) -> "Mask":
+        """Uniformly random ``k`` entries of the eligible set."""
+        total = sum(int(torch.tensor(s).prod()) if s else 1 for s in shapes.values())
+        if not 0 <= k <= total:
+            raise ValueError(f"k={k} outside [0, {total}]")
+        g = torch.Generator().manual_seed(seed)
+        sel = torch.zeros(total, dtype=torch.bool)
+        sel[torch.randperm(total, generator=g)[:k]] = True
+        return cls._unflatten(sel, list(shapes), dict(shapes))
+
+    @classmethod
+    def _unflatten(cls, flat: torch.Tensor, names: list[str], shapes: Shapes) -> "Mask":
+        out, i = {}, 0
+        for n in names:
+            numel = 1
+            for d in shapes[n]:
+                numel *= d
+            out[n] = flat[i : i + numel].reshape(shapes[n]).clone()
+            i += numel
+        return cls(out, shapes)
+
+    # --- sizes -----------------------------------------------------------------------------------------
+    @property
+    def eligible_count(self) -> int:
+        return sum(t.numel() for t in self.tensors.values())
+
+    def count(self) -> int:
+        return int(sum(int(t.sum()) for t in self.tensors.values()))
+
+    def density(self, total: int | None = None) -> float:
+        """Selected fraction of the eligible set, or of ``total`` parameters when given."""
+        denom = self.eligible_count if total is None else total
+        return self.count() / max(denom, 1)
+
+    def nonempty_names(self) -> list[str]:
+        return [n for n, t in self.tensors.items() if bool(t.any())]
+
+    # --- set algebra ------------------------------------------------------------------------------------
+    def _check_same(self, other: "Mask") -> None:
+        if self.shapes != other.shapes:
+            raise ValueError("masks are over different eligible sets")
+
+    def __or__(self, other: "Mask") -> "Mask":
+        self._check_same(other)
+        return Mask({n: self.tensors[n] | other.tensors[n] for n in self.shapes}, dict(self.shapes))
+
+    def __and__(self, other: "Mask") -> "Mask":
+        self._check_same(other)
+        return Mask({n: self.tensors[n] & other.tensors[n] for n in self.shapes}, dict(self.shapes))
+
+    def __sub__(self, other: "Mask") -> "Mask":
+        self._check_same(other)
+        return Mask({n: self.tensors[n] & ~other.tensors[n] for n in self.shapes}, dict(self.shapes))
+
+    def __invert__(self) -> "Mask":
+        return Mask({n: ~t for n, t in self.tensors.items()}, dict(self.shapes))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Mask) or self.shapes != other.shapes:
+            return False
+        return all(torch.equal(self.tensors[n], other.tensors[n]) for n in self.shapes)
+
+    @staticmethod
+    def union(masks: Iterable["Mask"]) -> "Mask":
+        masks = list(masks)
+        if not masks:
+            raise ValueError("union of no masks")
+        out = masks[0]
+        for m in masks[1:]:
+            out = out | m
+        return out
+
+    def overlap(self, other: "Mask") -> float:
+        """P1 Fig. 8a asymmetric overlap |self ∩ other| / |other| (self = γ_i, other = γ_j)."""
+        inter = (self & other).count()
+        return inter / max(other.count(), 1)
+
+    def iou(self, other: "Mask") -> float:
+        """Intersection over union |a ∩ b| / |a ∪ b| (P1 Table 8, P2 Fig. 11)."""
+        union = (self | other).count()
+        return (self & other).count() / union if union else 1.0
+
+    # --- breakdowns -------------------------------------------------------------------------------------
+    def breakdown(self, by: str = "layer") -> dict[str, dict[str, float]]:
+        """Selected count and share per transformer layer (``by="layer"``) or sub-module type (``"type"``).
+
+        Returns ``{group: {"selected": n, "eligible": m, "share_of_group": n/m, "share_of_mask": n/|mask|}}``.
+        """
+        if by not in ("layer", "type"):
+            raise ValueError("by must be 'layer' or 'type'")
+        sel: dict[str, int] = defaultdict(int)
+        elig: dict[str, int] = defaultdict(int)
+        for n, t in self.tensors.items():
+            if by == "layer":
+                li = layer_index(n)
+                key = "other" if li is None else str(li)
+            else:
+                key = module_type(n)
+                if n.endswith("bias") and key != "LayerNorm":
+                    key = f"{key} bias"
+            sel[key] += int(t.sum())
+            elig[key] += t.numel()
+        total = max(self.count(), 1)
+        return {k: {"selected": sel[k], "eligible": elig[k], "share_of_group": sel[k] / max(elig[k], 1),
+                    "share_of_mask": sel[k] / total} for k in sorted(elig, key=_group_order)}
+
+    # --- tensors ----------------------------------------------------------------------------------------
+    def apply(self, values: Mapping[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+        """``values ⊙ mask`` for every eligible tensor (values must cover the eligible set)."""
+        return {n: values[n] * self.tensors[n].to(values[n].device, values[n].dtype) for n in self.shapes}
+
+    def float_tensors(self, device: torch.device | str | None = None) -> dict[str, torch.Tensor]:
+        return {n: t.to(device=device, dtype=torch.float32) for n, t in self.tensors.items()}
+
+    # --- storage ----------------------------------------------------------------------------------------
+    def save(self, path: str | Path, meta: dict | None = None) -> None:
+        """Sparse on-disk form: ``<path>.safetensors`` (flat int64 indices per tensor) + ``<path>.json``."""
+        from repro.artifacts import save_tensors
+
+        idx = {n: t.reshape(-1).nonzero().reshape(-1).to(torch.int64) for n, t in self.tensors.items()}
+        info = {"kind": "mask", "shapes": {n: list(s) for n, s in self.shapes.items()}, "count": self.count(),
+                "density": self.density(), **(meta or {})}
+        save_tensors(path, {n: v for n, v in idx.items() if v.numel()}, info)
+
+    @classmethod
+    def load(cls, path: str | Path) -> "Mask":
+        from repro.artifacts import load_tensors
+
+        idx, info = load_tensors(path)
+        if info.get("kind") != "mask":
+            raise ValueError(f"{path} is not a mask artifact (kind={info.get('kind')!r})")
+        shapes = {n: tuple(s) for n, s in info["shapes"].items()}
+        out = {}
+        for n, s in shapes.items():
+            t = torch.zeros(s, dtype=torch.bool)
+            if n in idx:
+                t.view(-1)[idx[n]] = True
+            out[n] = t
+        return cls(out, shapes)
+
+
+def _group_order(key: str) -> tuple[int, str]:
+    return (int(key), "") if key.isdigit() else (10_000, key)

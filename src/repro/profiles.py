@@ -1,0 +1,139 @@
+"""The three run profiles, declared in one place.
+
+- ``smoke``: tiny random-init models of the same classes, tiny generated data.  Seconds.  Used by tests/CI.
+- ``cpu``:   the embedded default.  Real pretrained all-MiniLM-L6-v2 (offline, from PyPI) with frozen zero-shot
+             label-prompt heads, on tasks ``repro.generated`` builds (or real local data with ``data_dir``).
+             Runs on 2 CPU cores.  Hyperparameters re-chosen for MiniLM on dev data (see the book's intro).
+- ``paper``: roberta-base / gpt2 / T5 / CLIP ViT-B/32 from the hub, the papers' hyperparameters, a GPU.
+
+Every notebook takes ``profile`` as a parameter and reads everything else it needs from :func:`get_profile`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any
+
+
+@dataclass(frozen=True)
+class FinetuneRecipe:
+    """One fine-tuning recipe (P1: SGD; P2: AdamW + cosine)."""
+
+    optimizer: str = "sgd"  # sgd | adamw
+    lr: float = 1e-3
+    batch_size: int = 2
+    steps: int = 1000
+    weight_decay: float = 1e-4
+    grad_clip: float = 1.0
+    warmup_steps: int = 0
+    schedule: str = "constant"  # constant | cosine | linear
+    eval_every: int = 100  # best-dev checkpointing (P1); 0 = keep the last
+    no_decay_bias_ln: bool = True
+
+
+@dataclass(frozen=True)
+class Profile:
+    name: str
+    model: str  # builder key in repro.models.build: tiny-bert | minilm | roberta-base | gpt2 | t5-small | clip-vit-b32
+    description: str
+    max_length: int = 64
+    logit_scale: float = 20.0
+    # data
+    data_source: str = "generated"  # generated | hub | local
+    k_shot: int = 64  # P1 "64-shot" (per label)
+    k_shot_large: int = 4096  # P1 "4096-shot"
+    seeds: tuple[int, ...] = (13, 21, 42, 87, 100)
+    n_test: int = 1000  # cap on test examples evaluated (None-like: 0 = all)
+    eval_batch_size: int = 64
+    # P1
+    p1_tasks: tuple[str, ...] = ("SST-2", "MR", "CR", "MPQA", "Subj", "TREC", "AGNews",
+                                 "QNLI", "SNLI", "MNLI", "RTE", "MRPC", "QQP")
+    p1_finetune: FinetuneRecipe = FinetuneRecipe()
+    graft_lr: float = 1e7
+    graft_steps: int = 100
+    graft_batch_size: int = 8
+    graft_max_examples: int = 1024
+    graft_sigmoid_bias: float = 10.0
+    graft_base_sparsity: float = 1e-5
+    sparsities: tuple[float, ...] = (1e-5, 1e-4, 1e-3, 1e-2)
+    # P2
+    p2_tasks: tuple[str, ...] = ("SST-2", "AGNews", "TREC", "Subj", "QNLI", "MRPC")
+    p2_control: str = "RTE"
+    p2_finetune: FinetuneRecipe = FinetuneRecipe(optimizer="adamw", lr=1e-5, batch_size=128, steps=2000,
+                                                  weight_decay=0.1, warmup_steps=500, schedule="cosine",
+                                                  eval_every=0, no_decay_bias_ln=False)
+    talos_sparsity: float = 0.9
+    talos_rounds: int = 4
+    talos_soft_value: float = 0.1
+    talos_calibration_examples: int = 5000
+    alphas: tuple[float, ...] = tuple(round(i * 0.05, 2) for i in range(21))
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def with_(self, **changes: Any) -> "Profile":
+        """A copy with some fields changed (notebook parameters override profile defaults this way)."""
+        unknown = set(changes) - set(self.to_dict())
+        if unknown:
+            raise KeyError(f"unknown profile fields {sorted(unknown)}; valid: {sorted(self.to_dict())}")
+        return replace(self, **changes)
+
+
+PROFILES: dict[str, Profile] = {
+    "smoke": Profile(
+        name="smoke",
+        model="tiny-bert",
+        description="tiny random-init BERT (2 layers, width 32) on tiny generated tasks; seconds; for tests and CI",
+        max_length=32,
+        k_shot=8,
+        k_shot_large=32,
+        seeds=(13,),
+        n_test=64,
+        p1_tasks=("SST-2", "QNLI"),
+        p1_finetune=FinetuneRecipe(optimizer="sgd", lr=1e-2, batch_size=4, steps=20, eval_every=10),
+        graft_steps=3,
+        sparsities=(1e-3, 1e-2, 1e-1),
+        p2_tasks=("SST-2", "AGNews", "TREC"),
+        p2_finetune=FinetuneRecipe(optimizer="adamw", lr=1e-3, batch_size=8, steps=10, weight_decay=0.1,
+                                   warmup_steps=2, schedule="cosine", eval_every=0, no_decay_bias_ln=False),
+        talos_calibration_examples=16,
+    ),
+    "cpu": Profile(
+        name="cpu",
+        model="minilm",
+        description="pretrained all-MiniLM-L6-v2 with frozen zero-shot label-prompt heads on generated tasks; 2 CPU cores",
+        max_length=64,
+        k_shot=64,
+        k_shot_large=512,
+        seeds=(13, 21, 42),
+        n_test=500,
+        # MiniLM: SGD lr 1e-3 barely moves a 6-layer model in a few hundred steps; values chosen on dev data
+        p1_finetune=FinetuneRecipe(optimizer="sgd", lr=1e-2, batch_size=8, steps=300, weight_decay=1e-4,
+                                   eval_every=50),
+        graft_steps=20,
+        sparsities=(1e-4, 1e-3, 1e-2),
+        p2_finetune=FinetuneRecipe(optimizer="adamw", lr=1e-4, batch_size=16, steps=200, weight_decay=0.1,
+                                   warmup_steps=20, schedule="cosine", eval_every=0, no_decay_bias_ln=False),
+        talos_calibration_examples=128,
+    ),
+    "paper": Profile(
+        name="paper",
+        model="roberta-base",
+        description="roberta-base prompt FT (P1), CLIP ViT-B/32 and T5 (P2) from the hub with the papers' hyperparameters; GPU",
+        max_length=128,
+        data_source="hub",
+        k_shot=64,
+        k_shot_large=4096,
+        n_test=0,
+        graft_steps=100,
+    ),
+}
+
+
+def get_profile(name: str, **overrides: Any) -> Profile:
+    """The named profile, with optional field overrides.  Unknown names fail with the valid choices."""
+    if name not in PROFILES:
+        raise ValueError(f"unknown profile {name!r}; choose one of {sorted(PROFILES)}")
+    prof = PROFILES[name]
+    return prof.with_(**overrides) if overrides else prof
