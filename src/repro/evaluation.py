@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 import torch
-from torch.func import functional_call
+from torch.func import functional_call, jvp
 
 from repro.data import Example, chunks
 from repro.metrics import accuracy, expected_calibration_error, f1_binary
@@ -32,23 +32,42 @@ class Predictions:
 
 
 def forward(model: Classifier, batch: dict[str, torch.Tensor], task: str,
-            overrides: Mapping[str, torch.Tensor] | None = None) -> torch.Tensor:
-    """Logits of ``model`` on ``batch``; parameters in ``overrides`` replace the model's own."""
+            overrides: Mapping[str, torch.Tensor] | None = None,
+            linear_base: Mapping[str, torch.Tensor] | None = None) -> torch.Tensor:
+    """Logits of ``model`` on ``batch``; parameters in ``overrides`` replace the model's own.
+
+    With ``linear_base`` = θ0 (a dict over some parameters) the model is evaluated *linearized* around θ0:
+    f(x; θ0) + J_θ0(x)·(θ − θ0) (Ortiz-Jiménez et al. 2023, Eq. 3), θ being ``overrides`` or the model's own
+    parameters.  Gradients flow through θ, so the same call trains linearized models.
+    """
+    if linear_base is None:
+        if overrides:
+            return functional_call(model, dict(overrides), (batch,), {"task": task}, strict=False)
+        return model(batch, task)
+    names = list(linear_base)
+    current = dict(model.named_parameters())
     if overrides:
-        return functional_call(model, dict(overrides), (batch,), {"task": task}, strict=False)
-    return model(batch, task)
+        current.update(overrides)
+    others = {n: v for n, v in (overrides or {}).items() if n not in linear_base}
+
+    def f(*ps: torch.Tensor) -> torch.Tensor:
+        return functional_call(model, {**others, **dict(zip(names, ps))}, (batch,), {"task": task}, strict=False)
+
+    out, dout = jvp(f, tuple(linear_base[n] for n in names), tuple(current[n] - linear_base[n] for n in names))
+    return out + dout
 
 
 @torch.no_grad()
 def predict(model: Classifier, examples: Sequence[Example], task: str,
-            overrides: Mapping[str, torch.Tensor] | None = None, batch_size: int = 64) -> Predictions:
-    """Eval-mode logits for every example (no dropout)."""
+            overrides: Mapping[str, torch.Tensor] | None = None, batch_size: int = 64,
+            linear_base: Mapping[str, torch.Tensor] | None = None) -> Predictions:
+    """Eval-mode logits for every example (no dropout), optionally with overrides / linearized around θ0."""
     was_training = model.training
     model.eval()
     logits, labels = [], []
     for chunk in chunks(examples, batch_size):
         batch = model.tokenize(task, chunk)
-        logits.append(forward(model, batch, task, overrides).float().cpu())
+        logits.append(forward(model, batch, task, overrides, linear_base).float().cpu())
         labels.append(batch["labels"].cpu())
     model.train(was_training)
     if not logits:
@@ -70,7 +89,7 @@ def score(pred: Predictions, metric: str = "acc", n_bins: int = 10) -> dict[str,
 
 def evaluate(model: Classifier, examples: Sequence[Example], task: str,
              overrides: Mapping[str, torch.Tensor] | None = None, batch_size: int = 64,
-             n_bins: int = 10) -> dict[str, float]:
+             n_bins: int = 10, linear_base: Mapping[str, torch.Tensor] | None = None) -> dict[str, float]:
     """predict + score with the task's own metric."""
-    pred = predict(model, examples, task, overrides, batch_size)
+    pred = predict(model, examples, task, overrides, batch_size, linear_base)
     return score(pred, model.specs[task].metric, n_bins=n_bins)

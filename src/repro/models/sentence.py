@@ -45,7 +45,11 @@ class ZeroShotHead(nn.Module):
 
 
 class SentenceEmbeddingClassifier(Classifier):
-    """BERT encoder → masked mean pooling → per-task head."""
+    """BERT encoder → masked mean pooling → per-task head.
+
+    Attention runs in the "eager" implementation: forward-mode AD (linearized FT) and vmap (per-example
+    Fisher) are not implemented for the fused SDPA kernels.
+    """
 
     def __init__(self, encoder: nn.Module, tokenizer, max_length: int = 64, logit_scale: float = 20.0) -> None:
         super().__init__()
@@ -115,10 +119,13 @@ class SentenceEmbeddingClassifier(Classifier):
 def build_minilm(max_length: int = 64, logit_scale: float = 20.0) -> SentenceEmbeddingClassifier:
     """The real pretrained all-MiniLM-L6-v2 (22.7M parameters), loaded offline from site-packages."""
     from transformers import AutoTokenizer, BertModel
+    from transformers.utils import logging as hf_logging
 
+    hf_logging.set_verbosity_error()  # the bundled checkpoint carries an unused pooler: not an error
+    hf_logging.disable_progress_bar()
     path = minilm_path()
     tok = AutoTokenizer.from_pretrained(str(path))
-    enc = BertModel.from_pretrained(str(path), add_pooling_layer=False)
+    enc = BertModel.from_pretrained(str(path), add_pooling_layer=False, attn_implementation="eager")
     return SentenceEmbeddingClassifier(enc, tok, max_length=max_length, logit_scale=logit_scale)
 
 
@@ -129,7 +136,8 @@ def build_tiny_bert(seed: int = 0, hidden: int = 32, layers: int = 2, max_length
 
     tok = AutoTokenizer.from_pretrained(str(minilm_path()))
     cfg = BertConfig(vocab_size=tok.vocab_size, hidden_size=hidden, num_hidden_layers=layers,
-                     num_attention_heads=2, intermediate_size=2 * hidden, max_position_embeddings=128)
+                     num_attention_heads=2, intermediate_size=2 * hidden, max_position_embeddings=128,
+                     attn_implementation="eager")
     torch.manual_seed(seed)
     enc = BertModel(cfg, add_pooling_layer=False)
     return SentenceEmbeddingClassifier(enc, tok, max_length=max_length, logit_scale=logit_scale)

@@ -1,0 +1,162 @@
+"""Masks, artifacts, metrics, the evaluation loop and the training loop."""
+
+from __future__ import annotations
+
+import torch
+
+from repro.artifacts import ArtifactStore, config_hash
+from repro.evaluation import evaluate, predict
+from repro.finetune import lr_at, train
+from repro.masks import Mask
+from repro.metrics import accuracy, agreement, expected_calibration_error, f1_binary
+from repro.profiles import FinetuneRecipe, get_profile
+
+
+def test_ece_hand_made_case():
+    # 4 examples: confidences 0.9 (correct), 0.9 (wrong), 0.6 (correct), 1.0 (correct)
+    probs = torch.tensor([[0.9, 0.1], [0.9, 0.1], [0.4, 0.6], [0.0, 1.0]])
+    labels = torch.tensor([0, 1, 1, 1])
+    # bins (M=10): 0.9 -> bin 8 (0.8,0.9]; 0.6 -> bin 5; 1.0 -> last bin 9
+    # bin 8: acc 0.5, conf 0.9 -> 2/4 * 0.4 = 0.2 ; bin 5: acc 1, conf 0.6 -> 1/4*0.4 = 0.1 ; bin 9: 1/4*0 = 0
+    assert abs(expected_calibration_error(probs, labels, n_bins=10) - 0.3) < 1e-6
+    # perfectly calibrated and confident
+    assert expected_calibration_error(torch.eye(3), torch.arange(3)) == 0.0
+
+
+def test_accuracy_f1_agreement():
+    p, y = torch.tensor([1, 1, 0, 0]), torch.tensor([1, 0, 0, 1])
+    assert accuracy(p, y) == 0.5
+    assert abs(f1_binary(p, y) - 0.5) < 1e-9
+    assert agreement(p, torch.tensor([1, 1, 1, 1])) == 0.5
+
+
+def test_mask_topk_random_algebra_and_storage(tmp_path):
+    scores = {"a": torch.arange(6.0).reshape(2, 3), "b": torch.tensor([10.0, -1.0])}
+    m = Mask.top_k(scores, 3)
+    assert m.count() == 3 and m.tensors["b"].tolist() == [True, False]
+    assert m.tensors["a"].reshape(-1).tolist() == [False, False, False, False, True, True]
+    low = Mask.top_k(scores, 2, largest=False)
+    assert low.tensors["b"].tolist() == [False, True] and bool(low.tensors["a"].reshape(-1)[0])
+    assert abs(m.density() - 3 / 8) < 1e-12
+    r = Mask.random(Mask.shapes_of(scores), 5, seed=1)
+    assert r.count() == 5 and r == Mask.random(Mask.shapes_of(scores), 5, seed=1)
+    assert (m | low).count() == 5 and (m & low).count() == 0
+    assert m.overlap(m) == 1.0 and m.iou(low) == 0.0
+    assert abs((m | r).count() - (m.count() + r.count() - (m & r).count())) == 0
+    m.save(tmp_path / "mask", meta={"note": "x"})
+    assert Mask.load(tmp_path / "mask") == m
+
+
+def test_mask_overlap_is_asymmetric():
+    shapes = {"w": (10,)}
+    a = Mask({"w": torch.tensor([1, 1, 0, 0, 0, 0, 0, 0, 0, 0], dtype=torch.bool)}, shapes)
+    b = Mask({"w": torch.tensor([1, 1, 1, 1, 0, 0, 0, 0, 0, 0], dtype=torch.bool)}, shapes)
+    assert a.overlap(b) == 0.5 and b.overlap(a) == 1.0
+    assert abs(a.iou(b) - 0.5) < 1e-12
+
+
+def test_mask_breakdown(tiny_model):
+    names = tiny_model.graftable_names()
+    full = Mask.full(Mask.shapes_of(tiny_model.param_dict(names)))
+    layers = full.breakdown("layer")
+    assert set(layers) == {"0", "1"} and abs(sum(v["share_of_mask"] for v in layers.values()) - 1) < 1e-9
+    types = full.breakdown("type")
+    assert {"Q", "K", "V", "O", "FFN-in", "FFN-out", "LayerNorm"} <= set(types)
+
+
+def test_artifact_store_atomic_roundtrip(tmp_path):
+    store = ArtifactStore(tmp_path)
+    cfg = {"task": "sent", "seed": 1}
+    calls = []
+
+    def compute():
+        calls.append(1)
+        return {"x": torch.ones(3)}, {"note": "hi"}
+
+    t1, meta = store.get_or_compute("vec", cfg, compute)
+    t2, _ = store.get_or_compute("vec", cfg, compute)
+    assert len(calls) == 1 and torch.equal(t1["x"], t2["x"]) and meta["note"] == "hi"
+    assert config_hash(cfg) == config_hash({"seed": 1, "task": "sent"})
+    assert not list(tmp_path.rglob("*.tmp"))
+
+
+def test_predict_overrides_change_logits(tiny_model, sent_examples):
+    base = predict(tiny_model, sent_examples, "sent")
+    name = tiny_model.graftable_names()[0]
+    zero = {name: torch.zeros_like(dict(tiny_model.named_parameters())[name])}
+    other = predict(tiny_model, sent_examples, "sent", overrides=zero)
+    assert base.logits.shape == (8, 2) and not torch.equal(base.logits, other.logits)
+    again = predict(tiny_model, sent_examples, "sent")
+    assert torch.equal(base.logits, again.logits)  # overrides leave the model untouched
+    out = evaluate(tiny_model, sent_examples, "sent")
+    assert 0 <= out["ece"] <= 1 and 0 <= out["acc"] <= 1
+
+
+def test_lr_schedule():
+    r = FinetuneRecipe(lr=1.0, steps=10, warmup_steps=2, schedule="cosine")
+    assert lr_at(0, r) == 0.5 and lr_at(1, r) == 1.0 and lr_at(2, r) == 1.0 and lr_at(10, r) < 1e-9
+
+
+def _snapshot(model):
+    return {n: p.detach().clone() for n, p in model.named_parameters()}
+
+
+def test_masked_finetune_leaves_outside_entries_bitwise_equal(tiny_model, sent_examples):
+    names = tiny_model.graftable_names()
+    shapes = Mask.shapes_of(tiny_model.param_dict(names))
+    mask = Mask.random(shapes, 300, seed=0)
+    for opt in ("sgd", "adamw"):
+        before = _snapshot(tiny_model)
+        recipe = FinetuneRecipe(optimizer=opt, lr=1e-2, batch_size=4, steps=6, weight_decay=0.1, eval_every=3)
+        res = train(tiny_model, {"sent": sent_examples}, recipe, mask, dev_data={"sent": sent_examples}, progress=False)
+        assert res.trainable_count == 300
+        changed = 0
+        for n, p in tiny_model.named_parameters():
+            diff = p.detach() != before[n]
+            if n in mask.tensors:
+                assert not bool((diff & ~mask.tensors[n]).any()), f"{opt}: {n} changed outside the mask"
+                changed += int(diff.sum())
+            else:
+                assert not bool(diff.any()), f"{opt}: frozen tensor {n} changed"
+        assert changed > 0
+
+
+def test_dense_finetune_learns(tiny_model, sent_examples):
+    names = tiny_model.graftable_names()
+    before = evaluate(tiny_model, sent_examples, "sent")
+    recipe = FinetuneRecipe(optimizer="adamw", lr=3e-3, batch_size=8, steps=40, weight_decay=0.0, eval_every=0)
+    train(tiny_model, {"sent": sent_examples}, recipe, names, progress=False)
+    after = evaluate(tiny_model, sent_examples, "sent")
+    assert after["acc"] == 1.0 and after["acc"] >= before["acc"]
+
+
+def test_multitask_and_l1_and_bitfit(tiny_model, sent_examples, topic_examples):
+    names = tiny_model.bias_names(tiny_model.graftable_names())
+    before = _snapshot(tiny_model)
+    recipe = FinetuneRecipe(optimizer="sgd", lr=1e-2, batch_size=2, steps=6, eval_every=0)
+    res = train(tiny_model, {"sent": sent_examples, "topic": topic_examples}, recipe, names, l1_lambda=1e-3,
+                progress=False)
+    assert {r["task"] for r in res.history} <= {"sent", "topic"}
+    for n, p in tiny_model.named_parameters():
+        if not n.endswith("bias"):
+            assert torch.equal(p, before[n])
+
+
+def test_linearized_forward_equals_model_at_init(tiny_model, sent_examples):
+    names = tiny_model.graftable_names()
+    theta0 = {n: p.detach().clone() for n, p in tiny_model.named_parameters() if n in names}
+    a = predict(tiny_model, sent_examples, "sent").logits
+    b = predict(tiny_model, sent_examples, "sent", linear_base=theta0).logits
+    assert torch.allclose(a, b, atol=1e-5)
+    recipe = FinetuneRecipe(optimizer="adamw", lr=1e-3, batch_size=4, steps=3, weight_decay=0.0, eval_every=0)
+    res = train(tiny_model, {"sent": sent_examples}, recipe, names, linearized=True, progress=False)
+    assert len(res.history) == 3
+
+
+def test_profiles_reject_unknown():
+    import pytest
+
+    with pytest.raises(ValueError, match="choose one of"):
+        get_profile("gpu")
+    with pytest.raises(KeyError, match="valid"):
+        get_profile("smoke", not_a_field=1)
