@@ -1,17 +1,101 @@
-"""Build the classifier a profile asks for."""
+"""Build the classifier a profile asks for (``Profile.model`` is one of :data:`MODEL_KEYS`).
+
+Hub keys download pre-trained weights (internet or a local HF / open_clip cache); ``tiny-*`` keys build random-init
+models of the same classes with offline tokenizers (tests, smoke).  Lengths: ``max_length`` comes from the profile;
+``roberta-base`` additionally uses 256 for RTE/MNLI/SNLI (override with ``profile.extra["task_max_length"]``), and
+``gpt2`` uses the official 256 (override with ``profile.extra["gpt2_max_length"]``).
+"""
 
 from __future__ import annotations
+
+from typing import Callable
 
 from repro.models.base import Classifier
 from repro.profiles import Profile
 
 
-def build_model(profile: Profile, seed: int = 0) -> Classifier:
-    """A fresh pre-trained (or, for smoke, random-init) classifier with no task heads yet."""
+def _minilm(p: Profile, seed: int) -> Classifier:
     from repro.models import sentence
+    return sentence.build_minilm(max_length=p.max_length, logit_scale=p.logit_scale)
 
-    if profile.model == "minilm":
-        return sentence.build_minilm(max_length=profile.max_length, logit_scale=profile.logit_scale)
-    if profile.model == "tiny-bert":
-        return sentence.build_tiny_bert(seed=seed, max_length=profile.max_length, logit_scale=profile.logit_scale)
-    raise ValueError(f"unknown model {profile.model!r}; choose minilm, tiny-bert (more are added by repro.models.hub)")
+
+def _tiny_bert(p: Profile, seed: int) -> Classifier:
+    from repro.models import sentence
+    return sentence.build_tiny_bert(seed=seed, max_length=p.max_length, logit_scale=p.logit_scale)
+
+
+def _roberta(cls_head: bool) -> Callable[[Profile, int], Classifier]:
+    def build(p: Profile, seed: int) -> Classifier:
+        from repro.models import prompt_lm
+        return prompt_lm.build_roberta("roberta-base", max_length=p.max_length,
+                                       task_max_length=p.extra.get("task_max_length"), cls_head=cls_head)
+    return build
+
+
+def _gpt2(p: Profile, seed: int) -> Classifier:
+    from repro.models import causal_lm
+    return causal_lm.build_gpt2("gpt2", max_length=int(p.extra.get("gpt2_max_length", 256)))
+
+
+def _t5(size: str) -> Callable[[Profile, int], Classifier]:
+    def build(p: Profile, seed: int) -> Classifier:
+        from repro.models import t5
+        return t5.build_t5(f"t5-{size}", max_length=p.max_length)
+    return build
+
+
+def _clip(p: Profile, seed: int) -> Classifier:
+    from repro.models import clip
+    return clip.build_clip("ViT-B-32", pretrained="openai")
+
+
+def _tiny_roberta(cls_head: bool) -> Callable[[Profile, int], Classifier]:
+    def build(p: Profile, seed: int) -> Classifier:
+        from repro.models import prompt_lm
+        return prompt_lm.build_tiny_roberta(seed=seed, max_length=p.max_length, cls_head=cls_head)
+    return build
+
+
+def _tiny_gpt2(p: Profile, seed: int) -> Classifier:
+    from repro.models import causal_lm
+    return causal_lm.build_tiny_gpt2(seed=seed, max_length=p.max_length)
+
+
+def _tiny_t5(p: Profile, seed: int) -> Classifier:
+    from repro.models import t5
+    return t5.build_tiny_t5(seed=seed, max_length=p.max_length)
+
+
+def _tiny_clip(p: Profile, seed: int) -> Classifier:
+    from repro.models import clip
+    return clip.build_tiny_clip(seed=seed)
+
+
+BUILDERS: dict[str, Callable[[Profile, int], Classifier]] = {
+    "minilm": _minilm,
+    "tiny-bert": _tiny_bert,
+    "roberta-base": _roberta(cls_head=False),
+    "roberta-base-cls": _roberta(cls_head=True),
+    "gpt2": _gpt2,
+    "t5-small": _t5("small"),
+    "t5-base": _t5("base"),
+    "t5-large": _t5("large"),
+    "clip-vit-b32": _clip,
+    "tiny-roberta": _tiny_roberta(cls_head=False),
+    "tiny-roberta-cls": _tiny_roberta(cls_head=True),
+    "tiny-gpt2": _tiny_gpt2,
+    "tiny-t5": _tiny_t5,
+    "tiny-clip": _tiny_clip,
+}
+MODEL_KEYS: tuple[str, ...] = tuple(BUILDERS)
+
+
+def build_model(profile: Profile, seed: int = 0, model: str | None = None) -> Classifier:
+    """A fresh pre-trained (or, for ``tiny-*``, random-init) classifier with no task heads yet.
+
+    ``model`` overrides ``profile.model`` (e.g. the paper profile's P2 notebooks ask for ``clip-vit-b32``).
+    """
+    key = model or profile.model
+    if key not in BUILDERS:
+        raise ValueError(f"unknown model {key!r}; choose one of {', '.join(MODEL_KEYS)}")
+    return BUILDERS[key](profile, seed)

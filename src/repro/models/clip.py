@@ -1,0 +1,227 @@
+"""CLIP ViT image classifier with frozen zero-shot heads (P2's vision model: open_clip ViT-B/32, OpenAI weights).
+
+**Images.**  Examples are :class:`ImageExample` ``(image, label)`` where ``image`` is a PIL image, a path to an
+image file, or an already-preprocessed float tensor ``[3, H, W]``.  ``tokenize`` turns a list of them into
+``{"pixel_values": [B, 3, H, W], "labels": [B]}``: PIL images and paths go through open_clip's preprocessing
+(the *eval* transform; the *train* transform with augmentation when the model is in train mode and
+``augment`` is on, as the task-vectors / TaLoS fine-tuning does), tensors are used as they are.  A
+``repro.data.Example`` whose ``text_a`` is an image path is accepted too.  ``data.py`` is untouched: image tasks
+reuse ``TaskSpec`` (its ``labels`` are the class names) and the shared evaluation / training loops, which only
+call ``tokenize`` and ``forward``.
+
+**Head** (D5): for each class c, every template t (a ``"{}"`` format string or a callable ``c -> str``) is
+embedded by the CLIP text encoder, the embeddings are L2-normalized, averaged and re-normalized; the stacked class
+vectors times ``exp(logit_scale)`` form a frozen, bias-free linear head applied to the L2-normalized image
+features.  Templates come from ``add_task(..., templates=...)``, else :data:`CLIP_TEMPLATES` keyed by task name
+(register per-dataset templates there), else ``("a photo of a {}.",)``.  ``linear_head=True`` gives a trainable
+``nn.Linear`` on the normalized image features instead.
+
+**Parameter sets.**  Maskable (P2, D2): the visual ``conv1``, every visual attention ``in_proj_weight`` /
+``in_proj_bias`` / ``out_proj``, every visual MLP ``c_fc`` / ``c_proj``, and every visual LayerNorm (``ln_pre``,
+``ln_1``, ``ln_2``, ``ln_post``).  ``visual.class_embedding``, ``visual.positional_embedding`` and
+``visual.proj`` are **frozen** here (outside the maskable set): the official TaLoS code leaves them unmasked but
+trainable (about 432k densely-updated parameters for ViT-B/32, not counted in its density), which contradicts its
+stated intent; we follow the intent and say so.  The text tower is frozen and only builds heads.  Graftable:
+the visual transformer blocks ``visual.transformer.resblocks.*``.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence, Union
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from repro.data import Example, TaskSpec
+from repro.models.base import Classifier
+from repro.models.sentence import ZeroShotHead
+
+Template = Union[str, Callable[[str], str]]
+
+#: per-task CLIP prompt templates (task name → templates); tasks not listed use DEFAULT_TEMPLATES
+CLIP_TEMPLATES: dict[str, tuple[Template, ...]] = {}
+DEFAULT_TEMPLATES: tuple[Template, ...] = ("a photo of a {}.",)
+
+
+@dataclass(frozen=True)
+class ImageExample:
+    """One image example: a PIL image, an image path, or a preprocessed ``[3, H, W]`` tensor, and its label."""
+
+    image: Any
+    label: int
+
+
+def fill_template(template: Template, classname: str) -> str:
+    return template(classname) if callable(template) else template.format(classname)
+
+
+@contextmanager
+def math_attention():
+    """Plain (math) attention: no fused MHA fast path, SDPA math backend.
+
+    Forward-mode AD (linearized fine-tuning, ``torch.func.jvp``) and ``vmap`` (per-example gradients) are not
+    implemented for the fused kernels; the official linearized code disables them the same way.
+    """
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    prev = torch.backends.mha.get_fastpath_enabled()
+    torch.backends.mha.set_fastpath_enabled(False)
+    try:
+        with sdpa_kernel(SDPBackend.MATH):
+            yield
+    finally:
+        torch.backends.mha.set_fastpath_enabled(prev)
+
+
+class NormalizedLinearHead(nn.Module):
+    """Trainable linear head on L2-normalized image features (the ``linear_head=True`` variant)."""
+
+    def __init__(self, dim: int, num_labels: int) -> None:
+        super().__init__()
+        self.linear = nn.Linear(dim, num_labels)
+
+    def forward(self, z: torch.Tensor) -> torch.Tensor:
+        return self.linear(F.normalize(z, dim=-1))
+
+
+class CLIPImageClassifier(Classifier):
+    """open_clip ``CLIP`` model → image features → per-task zero-shot (or linear) head."""
+
+    def __init__(self, backbone: nn.Module, preprocess: Callable, text_tokenizer: Callable,
+                 train_preprocess: Callable | None = None, augment: bool = True,
+                 templates: Mapping[str, Sequence[Template]] | None = None) -> None:
+        super().__init__()
+        self.backbone = backbone
+        self.preprocess = preprocess
+        self.train_preprocess = train_preprocess
+        self.augment = bool(augment)
+        self.text_tokenizer = text_tokenizer
+        self.templates = {**CLIP_TEMPLATES, **dict(templates or {})}
+        #: run the image tower with plain attention (see :func:`math_attention`); False = fused kernels (faster,
+        #: but no jvp / vmap through the model)
+        self.plain_attention = True
+
+    # -- heads -------------------------------------------------------------------------------------------
+    @torch.no_grad()
+    def class_vectors(self, classnames: Sequence[str], templates: Sequence[Template]) -> torch.Tensor:
+        """D5: per class, the normalized mean of the normalized text embeddings of its templates ([C, D])."""
+        if not templates:
+            raise ValueError("need at least one template")
+        was_training = self.training
+        self.eval()
+        out = []
+        for c in classnames:
+            tokens = self.text_tokenizer([fill_template(t, c) for t in templates]).to(self.device)
+            emb = F.normalize(self.backbone.encode_text(tokens).float(), dim=-1)
+            out.append(F.normalize(emb.mean(0), dim=-1))
+        self.train(was_training)
+        return torch.stack(out)
+
+    def add_task(self, spec: TaskSpec, linear_head: bool = False,
+                 templates: Sequence[Template] | None = None, classnames: Sequence[str] | None = None) -> None:
+        """Zero-shot head from ``classnames`` (default ``spec.labels``) × templates, or a trainable linear head."""
+        if spec.name in self.specs:
+            raise ValueError(f"task {spec.name!r} already registered")
+        names = list(classnames) if classnames is not None else list(spec.labels)
+        if len(names) != spec.num_labels:
+            raise ValueError(f"task {spec.name!r}: {len(names)} class names for {spec.num_labels} labels")
+        if linear_head:
+            head: nn.Module = NormalizedLinearHead(self.embed_dim, spec.num_labels)
+        else:
+            temps = tuple(templates) if templates is not None else tuple(
+                self.templates.get(spec.name, DEFAULT_TEMPLATES))
+            scale = float(self.backbone.logit_scale.detach().exp())
+            head = ZeroShotHead(self.class_vectors(names, temps), scale)
+        self.specs[spec.name] = spec
+        self.heads[spec.name] = head.to(self.device)
+
+    @property
+    def embed_dim(self) -> int:
+        """Dimension of the image features (the joint image-text space)."""
+        return int(self.backbone.visual.output_dim)
+
+    @property
+    def image_size(self) -> tuple[int, int]:
+        s = self.backbone.visual.image_size
+        return (s, s) if isinstance(s, int) else tuple(s)
+
+    # -- batches -----------------------------------------------------------------------------------------
+    def _pixels(self, image: Any) -> torch.Tensor:
+        if isinstance(image, torch.Tensor):
+            if image.dim() != 3:
+                raise ValueError(f"image tensors must be preprocessed [3, H, W], got shape {tuple(image.shape)}")
+            return image.float()
+        if isinstance(image, (str, Path)):
+            from PIL import Image
+
+            with Image.open(image) as im:
+                image = im.convert("RGB")
+        augment = self.training and self.augment and self.train_preprocess is not None
+        transform = self.train_preprocess if augment else self.preprocess
+        return transform(image)
+
+    def tokenize(self, task: str, examples: Sequence[ImageExample | Example]) -> dict[str, torch.Tensor]:
+        self._check_task(task)
+        pixels = []
+        for e in examples:
+            if isinstance(e, ImageExample):
+                pixels.append(self._pixels(e.image))
+            elif isinstance(e, Example):
+                pixels.append(self._pixels(e.text_a))
+            else:
+                raise TypeError(f"CLIP examples must be ImageExample or Example(text_a=<image path>), got {type(e)}")
+        return {"pixel_values": torch.stack(pixels).to(self.device),
+                "labels": torch.tensor([e.label for e in examples], device=self.device)}
+
+    def forward(self, batch: dict[str, torch.Tensor], task: str) -> torch.Tensor:
+        self._check_task(task)
+        if self.plain_attention:
+            with math_attention():
+                feats = self.backbone.encode_image(batch["pixel_values"])
+        else:
+            feats = self.backbone.encode_image(batch["pixel_values"])
+        return self.heads[task](feats)
+
+    # -- parameter sets ----------------------------------------------------------------------------------
+    def graftable_names(self) -> list[str]:
+        """The visual transformer blocks."""
+        return [n for n, _ in self.named_parameters() if n.startswith("backbone.visual.transformer.resblocks.")]
+
+    def maskable_names(self) -> list[str]:
+        """P2 (D2): visual conv1, attention in/out projections, MLP c_fc/c_proj, all visual LayerNorms."""
+        keep: set[str] = set()
+        for mname, mod in self.backbone.visual.named_modules():
+            if isinstance(mod, (nn.Linear, nn.Conv2d, nn.LayerNorm, nn.MultiheadAttention)):
+                prefix = f"backbone.visual.{mname}." if mname else "backbone.visual."
+                keep.update(prefix + p for p, _ in mod.named_parameters(recurse=False))
+        return [n for n, _ in self.named_parameters() if n in keep]
+
+
+def build_clip(arch: str = "ViT-B-32", pretrained: str = "openai") -> CLIPImageClassifier:
+    """open_clip ``arch`` with ``pretrained`` weights (downloads them; needs internet or the open_clip cache)."""
+    import open_clip
+
+    model, train_pre, val_pre = open_clip.create_model_and_transforms(arch, pretrained=pretrained)
+    return CLIPImageClassifier(model, val_pre, open_clip.get_tokenizer(arch), train_preprocess=train_pre)
+
+
+def build_tiny_clip(seed: int = 0, width: int = 32, layers: int = 2, image_size: int = 32,
+                    patch_size: int = 8, embed_dim: int = 32) -> CLIPImageClassifier:
+    """Random-init tiny open_clip ``CLIP`` (same classes as ViT-B/32, QuickGELU) with the real CLIP BPE tokenizer."""
+    import open_clip
+
+    torch.manual_seed(seed)
+    model = open_clip.CLIP(
+        embed_dim,
+        vision_cfg=dict(image_size=image_size, patch_size=patch_size, width=width, layers=layers,
+                        head_width=width // 2, mlp_ratio=2.0),
+        text_cfg=dict(context_length=77, vocab_size=49408, width=width, heads=2, layers=layers),
+        quick_gelu=True,
+    )
+    val_pre = open_clip.image_transform(image_size, is_train=False)
+    train_pre = open_clip.image_transform(image_size, is_train=True)
+    return CLIPImageClassifier(model, val_pre, open_clip.get_tokenizer("ViT-B-32"), train_preprocess=train_pre)
