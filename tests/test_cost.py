@@ -1,0 +1,25 @@
+"""Iteration-cost measurement runs every method and counts trainable entries and optimizer state exactly."""
+
+from __future__ import annotations
+
+from repro.cost import measure_iteration, ratios
+from repro.masks import Mask
+from repro.profiles import FinetuneRecipe
+
+RECIPE = FinetuneRecipe(optimizer="adamw", lr=1e-3, batch_size=4, steps=1, weight_decay=0.1)
+
+
+def test_measure_dense_sparse_and_linearized(tiny_model, sent_examples):
+    names = tiny_model.maskable_names()
+    dense = measure_iteration(tiny_model, sent_examples, "sent", "Non-linear FT", names, RECIPE, iterations=2, warmup=1)
+    total = sum(p.numel() for n, p in tiny_model.named_parameters() if n in names)
+    assert dense.trainable == total and dense.optimizer_state == 2 * total
+    mask = Mask.random({n: tuple(p.shape) for n, p in tiny_model.named_parameters() if n in names}, 100, seed=0)
+    sparse = measure_iteration(tiny_model, sent_examples, "sent", "TaLoS", mask, RECIPE, iterations=2, warmup=1)
+    assert sparse.trainable == 100 and sparse.optimizer_state == 200
+    lin = measure_iteration(tiny_model, sent_examples, "sent", "Linearized FT", names, RECIPE, linearized=True,
+                            iterations=2, warmup=1)
+    assert lin.total_iter_s > 0
+    rows = ratios([dense.as_row(), sparse.as_row(), lin.as_row()])
+    assert rows[0]["total_iter_s_ratio"] == 1.0
+    assert all(p.grad is None and not p.requires_grad for p in tiny_model.parameters())
