@@ -9,6 +9,8 @@ import torch
 
 from repro.data import Example, TaskSpec
 
+torch.set_num_threads(1)  # tiny models: threading overhead dominates, and CI machines are small
+
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
 SENTIMENT = TaskSpec("sent", ("negative", "positive"), label_prompts=("It was terrible.", "It was great."))

@@ -221,21 +221,18 @@ def _vec_digest(vec: Mapping[str, torch.Tensor]) -> str:
 
 def save_sparse_vector(path: Path, vec: Mapping[str, torch.Tensor], shapes: Mapping[str, tuple[int, ...]],
                        meta: dict) -> None:
-    """Store τ sparsely: per tensor the flat indices and values of its nonzero entries (safetensors + JSON)."""
-    tensors = {}
-    for n, v in vec.items():
-        flat = v.reshape(-1)
-        idx = flat.nonzero().reshape(-1)
-        tensors[f"{n}::idx"] = idx.to(torch.int64)
-        tensors[f"{n}::val"] = flat[idx].contiguous()
-    save_tensors(path, tensors, {"kind": "taskvec", "shapes": {n: list(s) for n, s in shapes.items()}, **meta})
+    """Store τ sparsely (only nonzero entries) through :class:`repro.taskvec.TaskVector`."""
+    from repro.taskvec import TaskVector
+
+    missing = set(vec) - set(shapes)
+    if missing:
+        raise KeyError(f"no shape given for {sorted(missing)[:3]}")
+    TaskVector(dict(vec)).save(path, meta)
 
 
 def load_sparse_vector(path: Path) -> tuple[dict[str, torch.Tensor], dict]:
-    tensors, meta = load_tensors(path)
-    out = {}
-    for n, s in meta["shapes"].items():
-        t = torch.zeros(s)
-        t.view(-1)[tensors[f"{n}::idx"]] = tensors[f"{n}::val"]
-        out[n] = t
-    return out, meta
+    """Dense τ dict and metadata of a stored task vector (FileNotFoundError when absent)."""
+    from repro.taskvec import TaskVector
+
+    tv = TaskVector.load(path)
+    return dict(tv.tensors), dict(tv.meta)
