@@ -1,0 +1,189 @@
+#!/usr/bin/env python3
+"""Open every page of the built book in headless Chromium and fail on what a reader would see as broken.
+
+    python .ci/browser_check.py [book/_build/html] [--chromium /usr/bin/chromium] [--chromedriver /usr/bin/chromedriver]
+
+Serves the HTML folder on 127.0.0.1 (a random free port), drives Debian's Chromium through chromedriver
+(selenium; no browser download), and for every ``*.html`` page (``_static``/``_sources``/``_images`` excepted)
+checks:
+
+- every image loaded (``complete`` and ``naturalWidth > 0``);
+- no unresolved references or markup: ``??``, unresolved cross-reference spans (``.xref`` outside a link),
+  docutils error nodes (``.problematic``, ``.system-message``), raw MyST roles/directives (``{doc}`...``,
+  ````{...}``), missing glue;
+- every table has at least one body row with text;
+- every local link points to a file that exists;
+- no console error from the page's own (same-origin) resources.
+
+Exit status 1 and a list of problems per page if anything fails.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import http.server
+import os
+import re
+import shutil
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from urllib.parse import unquote, urlparse
+
+SKIP_DIRS = {"_static", "_sources", "_images", ".doctrees"}
+CHROME_FLAGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                "--disable-dev-shm-usage", "--window-size=1280,1024"]
+TEXT_MARKERS = [
+    (re.compile(r"\?\?"), "unresolved reference text '??'"),
+    (re.compile(r"\{(doc|ref|numref|glue|glue:text|glue:figure|glue:md|eq|term|download)\}`"), "raw MyST role"),
+    (re.compile(r"```\s*\{"), "raw MyST directive"),
+    (re.compile(r"(?i)missing[- ]reference|undefined label|unknown (directive|interpreted text role)"),
+     "missing-reference marker"),
+    (re.compile(r"(?i)glue key .* not found|could not find glue|MystNbGlue|<glue"), "missing glue output"),
+]
+
+PAGE_JS = r"""
+const out = {images: [], xrefs: [], errors: [], tables: [], links: []};
+for (const img of Array.from(document.images)) {
+  if (!img.complete || img.naturalWidth === 0) out.images.push(img.currentSrc || img.src || img.outerHTML.slice(0, 120));
+}
+for (const el of Array.from(document.querySelectorAll('.xref'))) {
+  if (!el.closest('a')) out.xrefs.push(el.textContent.trim().slice(0, 80));
+}
+for (const el of Array.from(document.querySelectorAll('.problematic, .system-message, .system-messages'))) {
+  out.errors.push(el.textContent.trim().slice(0, 120));
+}
+const tables = Array.from(document.querySelectorAll('article table, main table, .bd-article table'));
+tables.forEach((t, i) => {
+  const rows = Array.from(t.querySelectorAll('tbody tr')).filter(r => r.textContent.trim().length > 0);
+  if (rows.length === 0) {
+    const cap = t.querySelector('caption');
+    out.tables.push('table #' + (i + 1) + (cap ? ' (' + cap.textContent.trim().slice(0, 60) + ')' : ''));
+  }
+});
+for (const a of Array.from(document.querySelectorAll('a[href]'))) out.links.push(a.href);
+out.text = document.body.innerText;
+out.title = document.title;
+return out;
+"""
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):  # noqa: D401 - silence the access log
+        pass
+
+
+def serve(root: Path) -> tuple[http.server.ThreadingHTTPServer, str]:
+    handler = functools.partial(_QuietHandler, directory=str(root))
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    return httpd, f"http://127.0.0.1:{httpd.server_address[1]}"
+
+
+def pages(root: Path) -> list[Path]:
+    return sorted(p for p in root.rglob("*.html") if not (set(p.relative_to(root).parts[:-1]) & SKIP_DIRS))
+
+
+def make_driver(chromium: str, chromedriver: str, profile_dir: str):
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = chromium
+    for flag in CHROME_FLAGS + [f"--user-data-dir={profile_dir}"]:
+        opts.add_argument(flag)
+    opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=Service(executable_path=chromedriver), options=opts)
+    driver.set_page_load_timeout(60)
+    return driver
+
+
+def check_page(driver, base: str, root: Path, page: Path) -> list[str]:
+    rel = page.relative_to(root).as_posix()
+    url = f"{base}/{rel}"
+    driver.get(url)
+    deadline = time.time() + 20
+    while time.time() < deadline:  # wait for the document and its images
+        done = driver.execute_script(
+            "return document.readyState === 'complete' && Array.from(document.images).every(i => i.complete);")
+        if done:
+            break
+        time.sleep(0.1)
+    info = driver.execute_script(PAGE_JS)
+    problems: list[str] = []
+    problems += [f"broken image: {src}" for src in info["images"]]
+    problems += [f"unresolved cross-reference: {x!r}" for x in info["xrefs"]]
+    problems += [f"docutils error in page: {x!r}" for x in info["errors"]]
+    problems += [f"empty table: {t}" for t in info["tables"]]
+    text = info["text"] or ""
+    for pattern, what in TEXT_MARKERS:
+        m = pattern.search(text)
+        if m:
+            s = max(0, m.start() - 40)
+            problems.append(f"{what}: ...{text[s:m.end() + 40]!r}...")
+    if not (info["title"] or "").strip():
+        problems.append("page has no title")
+    for href in info["links"]:
+        u = urlparse(href)
+        if not href.startswith(base) or u.scheme not in ("http", "https"):
+            continue
+        target = root / unquote(u.path).lstrip("/")
+        if target.is_dir():
+            target = target / "index.html"
+        if not target.exists():
+            problems.append(f"broken local link: {u.path}")
+    for entry in driver.get_log("browser"):
+        msg = entry.get("message", "")
+        if "/favicon.ico" in msg:  # requested by the browser itself, not by the page
+            continue
+        if entry.get("level") == "SEVERE" and base in msg:
+            problems.append(f"console error: {msg[:200]}")
+    return sorted(set(problems))
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("html", nargs="?", default="book/_build/html")
+    ap.add_argument("--chromium", default=os.environ.get("CHROMIUM", "/usr/bin/chromium"))
+    ap.add_argument("--chromedriver", default=os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver"))
+    args = ap.parse_args(argv)
+    root = Path(args.html).resolve()
+    if not (root / "index.html").exists():
+        print(f"browser check: no book at {root} (build it first: repro book)", file=sys.stderr)
+        return 2
+    for exe in (args.chromium, args.chromedriver):
+        if not shutil.which(exe):
+            print(f"browser check: {exe} not found (apt-get install -y chromium chromium-driver)", file=sys.stderr)
+            return 2
+    all_pages = pages(root)
+    httpd, base = serve(root)
+    profile_dir = tempfile.mkdtemp(prefix="repro-chromium-")
+    driver = make_driver(args.chromium, args.chromedriver, profile_dir)
+    failed = 0
+    t0 = time.time()
+    try:
+        for page in all_pages:
+            problems = check_page(driver, base, root, page)
+            rel = page.relative_to(root).as_posix()
+            if problems:
+                failed += 1
+                print(f"FAIL {rel}")
+                for p in problems:
+                    print(f"     - {p}")
+            else:
+                print(f"ok   {rel}")
+    finally:
+        driver.quit()
+        httpd.shutdown()
+        shutil.rmtree(profile_dir, ignore_errors=True)
+    verdict = f"{failed} of {len(all_pages)} pages FAILED" if failed else f"all {len(all_pages)} pages ok"
+    print(f"browser check: {verdict} ({time.time() - t0:.1f} s)")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,58 @@
+# Entry points.  On a fresh machine (Python >= 3.10 with venv, make):
+#   make book    # set up .venv, execute the notebooks with the embedded cpu profile, build book/_build/html
+#   make test    # set up .venv, run the test suite
+# torch is installed FIRST and pinned, so that `pip install -e .` does not pull a different (multi-GB) build.
+
+PYTHON      ?= python3
+VENV        ?= .venv
+PROFILE     ?= cpu
+JOBS        ?= 1
+TORCH_PIN   ?= torch==2.14.1 torchvision==0.29.1
+# extra pip arguments for the torch step, e.g. a CPU-only wheel index of your choice
+TORCH_PIP_ARGS ?=
+EXTRAS      ?= test,hub,vision
+PYTEST_ARGS ?=
+
+BIN := $(VENV)/bin
+
+.PHONY: help venv test book book-smoke browser-check lab clean clean-all
+
+help:
+	@echo "make book          set up $(VENV) and build the book with PROFILE=$(PROFILE) (book/_build/html)"
+	@echo "make test          set up $(VENV) and run the tests"
+	@echo "make book-smoke    the CI build: smoke profile, Sphinx warnings are errors"
+	@echo "make browser-check open every page of the built book in headless Chromium"
+	@echo "make lab           JupyterLab on notebooks/ (jupytext opens the .md notebooks)"
+	@echo "make clean         remove the built book, executed notebooks and results"
+
+venv: $(BIN)/.installed
+
+$(BIN)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install $(TORCH_PIP_ARGS) $(TORCH_PIN)
+	$(BIN)/python -m pip install -e ".[$(EXTRAS)]"
+	touch $@
+
+test: venv
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+book: venv
+	$(BIN)/repro book --profile $(PROFILE) --jobs $(JOBS)
+	@echo "open book/_build/html/index.html"
+
+book-smoke: venv
+	$(BIN)/repro book --profile smoke --warnings-as-errors
+
+browser-check: venv
+	$(BIN)/python -m pip install -q selenium
+	$(BIN)/python .ci/browser_check.py book/_build/html
+
+lab: venv
+	$(BIN)/python -m pip install -q -e ".[lab]"
+	$(BIN)/jupyter lab notebooks/
+
+clean:
+	rm -rf book/_build book/executed results
+
+clean-all: clean
+	rm -rf $(VENV) artifacts

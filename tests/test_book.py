@@ -1,0 +1,193 @@
+"""Notebook runner, parameter validation, cache keys, claims page and CLI (repro.book, repro.cli)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from repro import book
+from repro.book import NotebookError, ParameterError, cache_key, notebook_parameters, run_notebook, validate_params
+from repro.cli import COMMANDS, main
+from repro.profiles import PROFILES
+from repro.results import load_results
+
+STUBS = ["p1_localization", "p1_calibration_ood", "p1_multitask_continual", "p1_appendix", "p2_sensitivity",
+         "p2_task_arithmetic", "p2_disentanglement", "p2_structure_cost", "p2_appendix"]
+
+
+def test_the_book_lists_every_notebook_in_toc_order():
+    assert book.book_notebooks() == STUBS
+    assert set(STUBS) <= set(book.list_notebooks())
+
+
+@pytest.mark.parametrize("name", STUBS)
+def test_every_notebook_declares_the_common_parameters(name):
+    params = notebook_parameters(name)
+    assert {"profile", "seed", "data_dir", "output_dir"} <= set(params)
+    assert params["profile"].type == "str" and params["output_dir"].type == "str"
+
+
+def test_unknown_parameter_is_rejected_listing_the_valid_ones():
+    with pytest.raises(ParameterError) as e:
+        validate_params("p1_localization", "smoke", {"sed": 1})
+    msg = str(e.value)
+    assert "'sed'" in msg and "seed: int = 13" in msg and "output_dir" in msg and "data_dir" in msg
+
+
+@pytest.mark.parametrize("params,word", [({"seed": "13"}, "int"), ({"seed": 1.5}, "int"), ({"seed": True}, "int"),
+                                         ({"data_dir": 3}, "Optional[str]"), ({"output_dir": None}, "str")])
+def test_wrong_types_are_rejected(params, word):
+    with pytest.raises(ParameterError, match=re.escape(f"must be {word}")) as e:
+        validate_params("p1_localization", "smoke", params)
+    assert "valid parameters" in str(e.value)
+
+
+def test_good_parameters_are_accepted_and_coerced():
+    out = validate_params("p1_localization", "smoke", {"seed": 21, "data_dir": None})
+    assert out == {"seed": 21, "data_dir": None, "profile": "smoke"}
+    float_param = book.NotebookParam("lr", "float", "0.1")
+    assert book._coerce(float_param, 1) == 1.0 and isinstance(book._coerce(float_param, 1), float)
+    untyped = book.NotebookParam("x", None, "[1, 2]")
+    assert book._coerce(untyped, [3]) == [3]
+    with pytest.raises(ParameterError):
+        book._coerce(untyped, "3")
+
+
+def test_unknown_profile_is_rejected_listing_the_choices():
+    with pytest.raises(ParameterError) as e:
+        validate_params("p1_localization", "gpu", {})
+    for name in PROFILES:
+        assert repr(name) in str(e.value)
+    with pytest.raises(ParameterError, match="contradicts"):
+        validate_params("p1_localization", "smoke", {"profile": "cpu"})
+
+
+def test_unknown_notebook_is_rejected_listing_the_notebooks():
+    with pytest.raises(ParameterError, match="p2_appendix"):
+        notebook_parameters("p9_nothing")
+
+
+def test_cache_key_follows_params_profile_and_sources():
+    fp = "fingerprint"
+    base = cache_key("p1_localization", "smoke", {"seed": 13}, fp)
+    assert base == cache_key("p1_localization", "smoke", {"seed": 13}, fp)
+    assert base != cache_key("p1_localization", "smoke", {"seed": 21}, fp)
+    assert base != cache_key("p1_localization", "cpu", {"seed": 13}, fp)
+    assert base != cache_key("p1_localization", "smoke", {"seed": 13}, "other sources")
+    assert base != cache_key("p2_appendix", "smoke", {"seed": 13}, fp)
+    assert len(book.source_fingerprint()) == 64
+
+
+def test_claims_markdown_escapes_and_reports_verdicts():
+    results = {"p1_localization": {"claims": [
+        {"id": "p1-table2-a", "text": "a | b with $5 and *stars*", "paper": ">95%", "ours": 96.1, "holds": True,
+         "note": "ok"},
+        {"id": "p1-table2-b", "text": "t", "paper": None, "ours": None, "holds": None, "note": ""}]}}
+    md = book.claims_markdown("smoke", results, ["p1_localization", "p2_appendix"])
+    assert "2 claims: 1 hold, 0 do not hold, 1 not tested" in md
+    assert r"a \| b with \$5 and \*stars\*" in md and "✓ holds" in md and "○ not tested" in md
+    assert "{doc}`executed/p1_localization`" in md
+    assert "p2_appendix` has no results" in md
+
+
+def test_cli_help_lists_the_commands(capsys):
+    with pytest.raises(SystemExit) as e:
+        main(["--help"])
+    assert e.value.code == 0
+    out = capsys.readouterr().out
+    for name in ("book", "run", "list"):
+        assert name in out and name in COMMANDS
+
+
+def test_cli_run_rejects_bad_parameters_before_running(capsys, tmp_path):
+    assert main(["run", "p1_localization", "--profile", "smoke", "-p", "nope", "1",
+                 "--output-dir", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "unknown parameter(s) ['nope']" in err and "seed: int = 13" in err
+    assert main(["run", "p1_localization", "--profile", "smoke", "-p", "seed", "abc",
+                 "--output-dir", str(tmp_path)]) == 2
+    assert "must be int" in capsys.readouterr().err
+    assert not list(tmp_path.rglob("*.ipynb"))
+    with pytest.raises(SystemExit):
+        main(["book", "--profile", "gpu"])
+    assert "invalid choice: 'gpu'" in capsys.readouterr().err
+
+
+def test_cli_list_shows_parameters(capsys):
+    assert main(["list"]) == 0
+    out = capsys.readouterr().out
+    assert "p2_structure_cost: P2 §5.3" in out and "data_dir: Optional[str] = None" in out
+
+
+HEADER = ("---\njupytext:\n  text_representation:\n    extension: .md\n    format_name: myst\n"
+          "kernelspec:\n  display_name: Python 3\n  language: python\n  name: python3\n---\n\n")
+
+# The structure every notebook follows (parameters cell, Results, reference rows, claims, save), as in the
+# original stubs of notebooks/: self-contained so that the test stays fast whatever the real notebooks compute.
+STUB = HEADER + """# Stub
+
+```{code-cell} ipython3
+:tags: [parameters]
+
+from typing import Optional
+
+profile: str = "cpu"  # smoke | cpu | paper
+seed: int = 13  # first seed
+data_dir: Optional[str] = None  # local data folder
+output_dir: str = "results"  # writes <output_dir>/<profile>/stub.json
+```
+
+```{code-cell} ipython3
+from repro.profiles import get_profile
+from repro.reference import reference_rows
+from repro.results import NOT_REPRODUCED, Results, paper_vs_ours
+
+PROFILE = get_profile(profile)
+res = Results("stub", profile, params={"seed": seed, "data_dir": data_dir})
+rows = reference_rows("p2", 5)
+res.add_table("p2-table5", rows)
+paper_vs_ours(rows)
+```
+
+```{code-cell} ipython3
+res.add_claim("p2-table5-ties", "TIES on top of TaLoS hurts", paper="79.67 -> 78.15", note=NOT_REPRODUCED)
+res.save(output_dir)
+```
+"""
+
+
+@pytest.mark.slow
+def test_stub_notebook_runs_with_papermill_in_the_smoke_profile(tmp_path):
+    """A stub notebook end to end (jupytext -> papermill, fresh python3 kernel): a valid results JSON, then a
+    cache hit.  About 10 s on an idle 2-core machine (three kernel starts)."""
+    nb = tmp_path / "stub.md"
+    nb.write_text(STUB)
+    params = notebook_parameters(str(nb))
+    assert list(params) == ["profile", "seed", "data_dir", "output_dir"]
+    r = run_notebook(str(nb), "smoke", {"seed": 21}, output_dir=tmp_path / "out", use_cache=True)
+    assert r.status == "ran"
+    obj = load_results(tmp_path / "out" / "smoke" / "stub.json", require_nonempty=True)
+    assert obj["meta"]["profile"] == "smoke" and obj["meta"]["params"]["seed"] == 21
+    assert all(row["value"] is None and row["paper"] is not None for row in obj["tables"]["p2-table5"])
+    assert obj["claims"][0]["holds"] is None and obj["claims"][0]["note"] == "not yet reproduced"
+    executed = tmp_path / "out" / "smoke" / "stub.ipynb"
+    assert executed.exists() and "injected-parameters" in executed.read_text()
+    again = run_notebook(str(nb), "smoke", {"seed": 21}, output_dir=tmp_path / "out", use_cache=True)
+    assert again.status == "cached"
+    assert run_notebook(str(nb), "smoke", {"seed": 22}, output_dir=tmp_path / "out", use_cache=True).status == "ran"
+
+
+@pytest.mark.slow
+def test_failing_notebook_names_the_cell_and_error_and_keeps_the_copy(tmp_path):
+    nb = tmp_path / "broken.md"
+    nb.write_text(
+        HEADER + "# Broken\n\n"
+        "```{code-cell} ipython3\n:tags: [parameters]\n\nprofile = \"cpu\"\noutput_dir = \"results\"\n```\n\n"
+        "```{code-cell} ipython3\nx = 1\n```\n\n```{code-cell} ipython3\nraise ValueError(\"boom\")\n```\n")
+    with pytest.raises(NotebookError) as e:
+        run_notebook(str(nb), "smoke", output_dir=tmp_path / "out")
+    err = e.value
+    assert err.notebook == "broken" and err.ename == "ValueError" and "boom" in err.evalue
+    assert "raise ValueError" in str(err) and "failing cell" in str(err)
+    assert err.executed and (tmp_path / "out" / "smoke" / "broken.ipynb").exists()
