@@ -30,6 +30,7 @@ def _atomic_write(path: Path, write: Callable[[str], None]) -> None:
     os.close(fd)
     try:
         write(tmp)
+        os.chmod(tmp, 0o644)  # mkstemp creates 0600 files; artifacts and results are meant to be shared
         os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):

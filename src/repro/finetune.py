@@ -164,12 +164,15 @@ def train(
     linearized: bool = False,
     progress: bool = True,
     eval_batch_size: int = 64,
+    callback: Callable[[int, Classifier], None] | None = None,
 ) -> TrainResult:
     """Fine-tune ``model`` in place on ``train_data`` (task → examples; several tasks = multi-task FT).
 
     Each step draws one batch of ``recipe.batch_size`` from one task (tasks sampled in proportion to their size).
     With ``recipe.eval_every > 0`` and dev data, the dev metric (mean over tasks) is computed every
     ``eval_every`` steps and the best checkpoint (ties: the later one, as the official P1 trainer) is restored.
+    ``callback(step, model)``, if given, runs after every optimizer step (1-based ``step``, model holding the
+    just-updated parameters; e.g. to snapshot checkpoints along training, P1 Fig. 15); it must not modify the model.
     """
     import time
 
@@ -225,6 +228,8 @@ def train(
         opt.clip_(recipe.grad_clip)
         lr = lr_at(step, recipe)
         opt.step(lr)
+        if callback is not None:
+            callback(step + 1, model)
         row = {"step": step + 1, "loss": loss.item(), "lr": lr, "task": task}
         if do_eval and ((step + 1) % recipe.eval_every == 0 or step + 1 == recipe.steps):
             dev = dev_score()

@@ -35,8 +35,10 @@ class Workbench:
                  artifacts_dir: str | Path | None = None, seed: int = 13, linear_heads: bool = False) -> None:
         self.profile = get_profile(profile) if isinstance(profile, str) else profile
         self.data_dir = Path(data_dir) if data_dir else None
-        root = artifacts_dir or os.environ.get("REPRO_ARTIFACTS", "artifacts")
-        self.store = ArtifactStore(Path(root) / self.profile.name)
+        from repro.results import resolve_path
+
+        root = resolve_path(artifacts_dir or os.environ.get("REPRO_ARTIFACTS", "artifacts"))
+        self.store = ArtifactStore(root / self.profile.name)
         self.seed = seed
         self.linear_heads = linear_heads
         torch.manual_seed(0)
@@ -168,17 +170,23 @@ class Workbench:
     # --- grafting --------------------------------------------------------------------------------------
     def graft(self, task: str, vector: Mapping[str, torch.Tensor], base: float | Mask, *, k: int | None = None,
               steps: int | None = None, scope: str = "graftable", seed: int | None = None,
-              tag: str = "") -> tuple[Mask, dict]:
-        """A learned graft region (cached): P1 Eq. 2-4 on ``task``'s k-shot train/dev data."""
+              tag: str = "", lr: float | None = None, max_examples: int | None = None) -> tuple[Mask, dict]:
+        """A learned graft region (cached): P1 Eq. 2-4 on ``task``'s k-shot train/dev data.
+
+        ``lr`` / ``max_examples`` override the profile's ``graft_lr`` / ``graft_max_examples`` (e.g. the
+        γ_base = ∅ regions of P1 §5, which start with every σ(S − b) ≈ 0 and need a larger step on small models).
+        """
         p = self.profile
+        lr = p.graft_lr if lr is None else float(lr)
+        max_examples = p.graft_max_examples if max_examples is None else int(max_examples)
         seed = self.seed if seed is None else seed
         data = self.task(task, k=k, seed=seed)
         names = self.names(scope)
         delta = {n: vector[n] if n in vector else torch.zeros_like(self.pre[n]) for n in names}
         base_key = base if isinstance(base, (int, float)) else f"mask:{base.count()}:{_mask_digest(base)}"
         config = {"task": task, "k": k or p.k_shot, "seed": seed, "base": base_key, "scope": scope,
-                  "lr": p.graft_lr, "steps": steps or p.graft_steps, "bs": p.graft_batch_size,
-                  "max_examples": p.graft_max_examples, "b": p.graft_sigmoid_bias, "vector": _vec_digest(delta),
+                  "lr": lr, "steps": steps or p.graft_steps, "bs": p.graft_batch_size,
+                  "max_examples": max_examples, "b": p.graft_sigmoid_bias, "vector": _vec_digest(delta),
                   "tag": tag}
         path = self.store.path("graft", config)
         try:
@@ -188,9 +196,9 @@ class Workbench:
         except FileNotFoundError:
             pass
         self.restore_pre()
-        res: GraftResult = learn_graft(self.model, task, delta, data.train, data.dev, base=base, lr=p.graft_lr,
+        res: GraftResult = learn_graft(self.model, task, delta, data.train, data.dev, base=base, lr=lr,
                                        steps=steps or p.graft_steps, batch_size=p.graft_batch_size,
-                                       max_examples=p.graft_max_examples, sigmoid_bias=p.graft_sigmoid_bias,
+                                       max_examples=max_examples, sigmoid_bias=p.graft_sigmoid_bias,
                                        seed=seed, eval_batch_size=p.eval_batch_size)
         meta = {"config": config, "history": res.history, "best_step": res.best_step,
                 "base_count": res.base_count, "count": res.mask.count(), "density": res.mask.density()}
