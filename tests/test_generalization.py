@@ -1,0 +1,26 @@
+"""P1 App. D: the uniform-convergence variance bound of Theorem D.2."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from repro.generalization import bound_terms, log_theta_trivial, uc_variance_bound
+
+
+def test_variance_bound_formula_and_monotonicity():
+    s, n = 100, 10_000
+    want = 2 * math.sqrt((s * 32 * math.log(2) + math.log(20)) / n)
+    assert uc_variance_bound(s, n) == pytest.approx(want)
+    assert uc_variance_bound(s, 4 * n) == pytest.approx(uc_variance_bound(s, n) / 2, rel=1e-3)
+    assert uc_variance_bound(2 * s, n) > uc_variance_bound(s, n)
+    assert log_theta_trivial(3, 1000) == pytest.approx(3 * math.log(1000))
+    with pytest.raises(ValueError):
+        uc_variance_bound(1, 0)
+
+
+def test_bound_terms_full_model_is_looser():
+    t = bound_terms(s=50, d=10_000, n=256, retrain_test_loss=0.40, ft_test_loss=0.35)
+    assert t["variance_fixed_region"] < t["variance_any_region"] < t["variance_full_model"]
+    assert t["bias_proxy"] == pytest.approx(0.05)

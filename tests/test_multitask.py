@@ -1,0 +1,71 @@
+"""P1 §5.1: Eq. 5, asymmetric overlap rows, unions, and the joint graft optimization (Fig. 8d)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from repro.finetune import train
+from repro.grafting import task_delta
+from repro.masks import Mask
+from repro.multitask import learn_joint_graft, overlap_rows, relative_gain, subsample, union_regions
+from repro.profiles import FinetuneRecipe
+
+
+def _masks():
+    shapes = {"a": (4,), "b": (2, 3)}
+    g1 = Mask({"a": torch.tensor([1, 1, 0, 0]), "b": torch.zeros(2, 3)}, shapes)
+    g2 = Mask({"a": torch.tensor([0, 1, 1, 1]), "b": torch.tensor([[1, 0, 0], [0, 0, 0]])}, shapes)
+    return g1, g2
+
+
+def test_relative_gain_eq5():
+    assert relative_gain(0.8, 0.5, 0.9) == pytest.approx(0.75)
+    assert relative_gain(0.5, 0.5, 0.9) == 0.0 and relative_gain(0.9, 0.5, 0.9) == 1.0
+    assert math.isnan(relative_gain(0.7, 0.6, 0.6))
+
+
+def test_overlap_rows_are_asymmetric_and_unions_cover():
+    g1, g2 = _masks()
+    rows = {(r["row"], r["col"]): r["overlap"] for r in overlap_rows({"x": g1, "y": g2})}
+    assert rows[("x", "x")] == 1.0 and rows[("y", "y")] == 1.0
+    assert rows[("x", "y")] == pytest.approx(1 / 4)  # |γx ∩ γy| / |γy|
+    assert rows[("y", "x")] == pytest.approx(1 / 2)  # |γy ∩ γx| / |γx|
+    u = union_regions({"x": g1, "y": g2}, {"xy": ["x", "y"]})["xy"]
+    assert u.count() == 5 and (u & g1) == g1 and (u & g2) == g2
+    with pytest.raises(KeyError, match="regions exist for"):
+        union_regions({"x": g1}, {"bad": ["x", "z"]})
+
+
+def test_subsample_is_fixed_and_balanced():
+    from repro.data import Example
+
+    xs = [Example(f"t{i}", i % 2) for i in range(50)]
+    a, b = subsample(xs, 10, seed=1), subsample(xs, 10, seed=1)
+    assert a == b and len(a) == 10 and sum(e.label for e in a) == 5 and subsample(xs, None) == xs
+
+
+def test_joint_graft_starts_from_union_and_never_scores_worse(tiny_model, sent_examples, topic_examples):
+    names = tiny_model.graftable_names()
+    pre = {n: p.detach().clone() for n, p in tiny_model.named_parameters()}
+    train(tiny_model, {"sent": sent_examples, "topic": topic_examples},
+          FinetuneRecipe(optimizer="adamw", lr=3e-3, batch_size=4, steps=20, weight_decay=0.0, eval_every=0),
+          names, progress=False)
+    ft = {n: p.detach().clone() for n, p in tiny_model.named_parameters()}
+    with torch.no_grad():
+        for n, p in tiny_model.named_parameters():
+            p.copy_(pre[n])
+    delta = task_delta(pre, ft, names)
+    union = Mask.top_fraction({n: d.abs() for n, d in delta.items()}, 0.05)
+    data = {"sent": sent_examples, "topic": topic_examples}
+    res = learn_joint_graft(tiny_model, ["sent", "topic"], delta, data, data, union, steps=3, batch_size=4,
+                            progress=False)
+    hist = res.history
+    assert hist[0]["step"] == 0 and hist[0]["count"] == union.count() and len(hist) == 4
+    assert max(h["score"] for h in hist) == pytest.approx(hist[res.best_step]["score"])
+    assert hist[res.best_step]["score"] >= hist[0]["score"]
+    assert all(torch.equal(p, pre[n]) for n, p in tiny_model.named_parameters())  # model left at θ_pre
+    with pytest.raises(KeyError, match="no training data"):
+        learn_joint_graft(tiny_model, ["sent", "nope"], delta, data, data, union, steps=1, progress=False)

@@ -1,0 +1,177 @@
+"""P1 §2-3 / App. B region analyses: sweeps, bias-only and lottery regions, placement, Fig. 15 tracking."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from repro.comparison import attach_printed, mean_std, seed_rows
+from repro.data import TaskData
+from repro.finetune import train
+from repro.masks import Mask
+from repro.profiles import FinetuneRecipe, get_profile
+from repro.regions import (evaluate_region, fish_regions, ft_and_graft, graftable_total, learned_region, lottery_curve,
+                           magnitude_region, middle_layer_share, movement_region, placement_rows, random_region,
+                           retrained_region, scope_fraction, sparsity_curve)
+from repro.trajectory import checkpoint_tracking, finetune_snapshots, model_labels, tracking_summary
+
+from conftest import SENTIMENT
+
+RECIPE = FinetuneRecipe(optimizer="sgd", lr=5e-2, batch_size=4, steps=12, eval_every=0)
+
+
+@pytest.fixture
+def wb(tmp_path, monkeypatch, sent_examples):
+    """A smoke Workbench whose only task is the fixture sentiment task (no dependence on the data module)."""
+    import repro.data
+    from repro.workflow import Workbench
+
+    def fake_load_task(name, profile, seed=13, k=None, data_dir=None):
+        return TaskData(SENTIMENT, train=list(sent_examples), dev=list(sent_examples[::2]),
+                        test=list(sent_examples))
+
+    monkeypatch.setattr(repro.data, "load_task", fake_load_task, raising=False)
+    prof = get_profile("smoke").with_(p1_finetune=RECIPE, graft_steps=2)
+    return Workbench(prof, artifacts_dir=tmp_path)
+
+
+@pytest.fixture
+def tau(wb):
+    return wb.finetune("sent")
+
+
+def test_region_builders_sizes(wb, tau):
+    total = graftable_total(wb)
+    s = 0.05
+    base = movement_region(wb, tau, s)
+    assert base.count() == int(s * total)
+    top = max(abs(float(v.abs().max())) for v in tau.values())
+    assert any(bool((tau[n].abs() == top).logical_and(base.tensors[n]).any()) for n in base.shapes)
+    rnd = random_region(wb, base.count(), seed=1)
+    assert rnd.count() == base.count() and rnd != base
+    bias = movement_region(wb, tau, 0.01, scope="bias")
+    assert all(n.endswith("bias") for n in bias.shapes)
+    assert bias.count() == int(scope_fraction(wb, 0.01, "bias") * bias.eligible_count)
+    with pytest.raises(ValueError, match="more than the whole 'bias' set"):
+        scope_fraction(wb, 0.9, "bias")
+    mag = magnitude_region(wb, tau, 0.5)
+    assert mag.density() == pytest.approx(0.5, abs=1e-3)
+
+
+def test_sparsity_curve_rows_and_graft_cache(wb, tau):
+    rows = sparsity_curve(wb, "sent", tau, [0.01, 0.05], random_seeds=(0, 1), label="SGD")
+    assert {r["region"] for r in rows} == {"learned", "movement", "random"}
+    assert len(rows) == 2 * (1 + 1 + 2)
+    total = graftable_total(wb)
+    for r in rows:
+        assert r["label"] == "SGD" and 0 <= r["value"] <= 1
+        assert r["sparsity_pct"] == pytest.approx(100 * r["count"] / total)
+    for s in (0.01, 0.05):
+        learned = next(r for r in rows if r["region"] == "learned" and r["target_sparsity"] == s)
+        rand = [r for r in rows if r["region"] == "random" and r["target_sparsity"] == s]
+        assert all(r["count"] == learned["count"] for r in rand)
+        move = next(r for r in rows if r["region"] == "movement" and r["target_sparsity"] == s)
+        assert move["count"] == int(s * total)
+    mask, meta = learned_region(wb, "sent", tau, 0.05)  # cached: same region as in the sweep
+    assert mask.count() == next(r["count"] for r in rows if r["region"] == "learned" and r["target_sparsity"] == 0.05)
+    bias_rows = sparsity_curve(wb, "sent", tau, [0.01], regions=("learned", "movement"), scope="bias")
+    assert all(r["scope"] == "bias" for r in bias_rows)
+
+
+def test_evaluate_region_full_mask_is_ft(wb, tau):
+    full = Mask.full(wb.shapes("graftable"))
+    ft = wb.evaluate("sent", "test", wb.overrides(tau))
+    r = evaluate_region(wb, "sent", tau, full)
+    assert r["value"] == ft["value"] and r["ece"] == pytest.approx(ft["ece"]) and r["density"] == 1.0
+
+
+def test_lottery_curve_dense_end_is_ft(wb, tau):
+    rows = lottery_curve(wb, "sent", tau, [0.3, 1.0])
+    ft = wb.evaluate("sent", "test", wb.overrides(tau))["value"]
+    dense = {r["method"]: r for r in rows if r["target_density"] == 1.0}
+    assert dense["zero_outside"]["value"] == ft and dense["graft"]["value"] == ft
+    assert {r["method"] for r in rows} == {"zero_outside", "graft"}
+
+
+def test_placement_rows_cover_the_region(wb, tau):
+    mask = movement_region(wb, tau, 0.05)
+    rows = placement_rows(mask, task="sent")
+    assert sum(r["selected"] for r in rows) == mask.count()
+    assert sum(r["eligible"] for r in rows) == mask.eligible_count
+    assert sum(r["share_of_region"] for r in rows) == pytest.approx(1.0)
+    assert {"Q", "K", "V", "O", "FFN-in", "FFN-out", "LayerNorm"} <= {r["type"] for r in rows}
+    assert all(r["task"] == "sent" for r in rows)
+    third = middle_layer_share(mask)
+    assert sum(third[k] for k in ("first_share", "middle_share", "last_share")) == pytest.approx(1.0)
+
+
+def test_train_callback_sees_every_step(tiny_model, sent_examples):
+    seen = []
+    train(tiny_model, {"sent": sent_examples}, RECIPE, tiny_model.graftable_names(), progress=False,
+          callback=lambda step, model: seen.append(step))
+    assert seen == list(range(1, RECIPE.steps + 1))
+
+
+def test_snapshots_match_workbench_finetune(wb, tau):
+    snaps = finetune_snapshots(wb, "sent", every=5, progress=False)
+    assert sorted(snaps) == [0, 5, 10, 12]
+    for n, v in tau.items():  # eval_every=0: Workbench keeps the last step, the trajectory's end
+        assert torch.allclose(snaps[12][n], v, atol=1e-7)
+    assert all(torch.equal(p, wb.pre[n]) for n, p in wb.model.named_parameters() if n in wb.pre)
+    relabeled = model_labels(wb, "sent", snaps[12], wb.task("sent").train)
+    preds = wb.predict("sent", "train", wb.overrides(snaps[12])).preds.tolist()
+    assert [e.label for e in relabeled] == preds
+
+
+def test_checkpoint_tracking_rows_and_cache(wb):
+    out = checkpoint_tracking(wb, "sent", [0.01, 0.05], checkpoint=6, every=3, graft_steps=2, progress=False)
+    steps = sorted({r["step"] for r in out["rows"]})
+    assert steps == [0, 3, 6, 9, 12]
+    assert len(out["rows"]) == len(steps) * 3
+    assert set(out["regions"]) == {"0.01", "0.05"}
+    again = checkpoint_tracking(wb, "sent", [0.01, 0.05], checkpoint=6, every=3, graft_steps=2, progress=False)
+    assert again["rows"] == out["rows"]
+    summary = tracking_summary(out["rows"], checkpoint=6)
+    assert {(s["model"], s["target_sparsity"]) for s in summary} == {("FT", None), ("graft", 0.01), ("graft", 0.05)}
+    with pytest.raises(ValueError, match="not a snapshot step"):
+        checkpoint_tracking(wb, "sent", [0.01], checkpoint=5, every=3, progress=False)
+
+
+def test_seed_rows_and_printed_cells():
+    runs = [{"task": "SST-2", "method": "Graft", "sparsity": 0.01, "value": 0.90, "ece": 0.05},
+            {"task": "SST-2", "method": "Graft", "sparsity": 0.01, "value": 0.92, "ece": 0.07}]
+    rows = seed_rows(runs, ["task", "method", "sparsity"], {"value": "acc", "ece": "ece"}, extra={"shots": 4096})
+    grouped = seed_rows([dict(r, sparsity=0.01 * (i + 1), count=10 * (i + 1)) for i, r in enumerate(runs)],
+                        ["task", "method"], {"value": "acc"})
+    assert len(grouped) == 1 and grouped[0]["sparsity"] == pytest.approx(0.015) and grouped[0]["count"] == 15
+    acc = next(r for r in rows if r["metric"] == "acc")
+    assert acc["value"] == pytest.approx(91.0) and acc["std"] == pytest.approx(mean_std([90, 92])[1])
+    assert acc["n_seeds"] == 2 and acc["shots"] == 4096
+    filled = attach_printed(rows, "p1", 2, lambda r: {"task": r["task"], "method": r["method"],
+                                                      "shots": r["shots"], "metric": r["metric"]})
+    assert next(r for r in filled if r["metric"] == "acc")["paper"] == 92.4
+    none = attach_printed(rows, "p1", 2, lambda r: {"task": "TREC", "method": "Graft", "shots": 4096,
+                                                    "metric": r["metric"]})
+    assert all(r["paper"] is None for r in none)
+
+
+def test_ft_and_graft_and_retraining(wb, tau):
+    out = ft_and_graft(wb, "sent", base=0.05)
+    assert out["ft"]["value"] == wb.evaluate("sent", "test", wb.overrides(tau))["value"]
+    assert 0 <= out["graft"]["agreement"] <= 1 and out["graft"]["count"] == out["mask"].count()
+    assert out["ft"]["sparsity_pct"] == 100.0
+    empty = retrained_region(wb, "sent", Mask.empty(wb.shapes("graftable")))
+    assert empty["value"] == wb.evaluate("sent", "test", None)["value"] and empty["count"] == 0
+    bitfit = retrained_region(wb, "sent", "bias")
+    assert bitfit["count"] == sum(wb.pre[n].numel() for n in wb.names("bias"))
+    region = retrained_region(wb, "sent", out["mask"])
+    assert region["count"] == out["mask"].count()
+
+
+def test_fish_regions_nested_and_cached(wb):
+    masks = fish_regions(wb, "sent", [0.01, 0.1])
+    total = graftable_total(wb)
+    assert masks[0.01].count() == int(0.01 * total) and masks[0.1].count() == int(0.1 * total)
+    assert (masks[0.01] & masks[0.1]) == masks[0.01]  # top-k of one Fisher: the smaller mask is inside
+    again = fish_regions(wb, "sent", [0.1])
+    assert again[0.1] == masks[0.1]
