@@ -85,3 +85,24 @@ def test_recorder_copies():
         m.w.add_(1)
     rec(2, m)
     assert list(rec.snapshots) == [1] and torch.equal(rec.snapshots[1]["w"], torch.zeros(2))
+
+
+def test_drift_replay_is_the_zoo_run(tmp_path):
+    """The checkpoints Fig. 7 replays are those of the zoo's own cached run (same final parameters)."""
+    from repro.linearization import drift_curve, zoo_trainable
+    from repro.methods import finetune_method, p2_recipe
+    from repro.workflow import Workbench
+
+    wb = Workbench("smoke", artifacts_dir=tmp_path)
+    rec = p2_recipe(wb.profile)
+    for method in ("ft", "lota"):
+        tau = finetune_method(wb, "SST-2", method)
+        _, snaps = train_with_snapshots(wb.model, {"SST-2": wb.task("SST-2").train}, rec,
+                                        zoo_trainable(wb, "SST-2", method), [rec.steps], seed=wb.seed)
+        for n, v in snaps[rec.steps].items():
+            assert torch.equal(v - wb.pre[n], tau.get(n, torch.zeros_like(v)))
+    ex = wb.task("SST-2").test[:2]
+    rows = drift_curve(wb, "SST-2", "lota", [1, 2], ex)
+    assert [r["step"] for r in rows] == [0, 1, 2] and rows[0]["rel_change"] == 0.0
+    assert drift_curve(wb, "SST-2", "lota", [1, 2], ex) == rows  # cached
+    assert all(r["rel_change"] == 0.0 for r in drift_curve(wb, "SST-2", "linearized", [1, 2], ex))
