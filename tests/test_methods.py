@@ -175,8 +175,22 @@ def test_negation_search_matches_the_full_grid_rule():
                 return 0.6
 
             def acc(self, task, split, vector, alpha, linear=False):
-                return (cont if task == "C" else targ)[float(alpha)]
+                return (cont if task == "C" else targ)[abs(float(alpha))]  # negation passes −α
 
         vec = {"T": TaskVector({"w": torch.ones(2)})}
         got = ar.task_negation(FakeEval(), ar.arithmetic_method("ft"), vec, grid)["per_task"]["T"]["alpha"]
         assert got == select_negation_alpha(targ, cont, 0.6, 0.95)
+
+
+def test_linear_accuracy_uses_the_exact_tangent(wb):
+    """f_lin(θ0 + ατ) from the cached tangent equals a direct linearized evaluation at α."""
+    from repro.evaluation import score
+
+    tau = TaskVector(methods.finetune_method(wb, "SST-2", "linearized"))
+    ev = ar.Evaluator(wb, ["SST-2"], None, n_val=16, n_test=16)
+    for alpha in (1.0, -0.7, 2.5):
+        got = ev.acc("SST-2", "val", tau, alpha, linear=True)
+        pred = wb.predict("SST-2", "val", tau.apply(wb.pre, alpha), examples=ev.sets["SST-2"]["val"],
+                          linear_base=methods.linear_base(wb, tau.tensors))
+        assert got == score(pred, "acc")["value"]
+    assert ev.evaluated == 2 * 16  # θ_0 once + one jvp pass, whatever the number of α

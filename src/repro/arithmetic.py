@@ -121,8 +121,12 @@ def arithmetic_method(key: str) -> ArithmeticMethod:
 class Evaluator:
     """Fixed validation / test subsets of the tasks + control, and accuracy of θ_0 + α·τ on them.
 
-    ``acc(task, split, vector, alpha, linear)`` returns the task's metric (fraction); the pre-trained model's
-    scores are computed once.  ``seconds`` accumulates the time spent evaluating.
+    ``acc(task, split, vector, alpha, linear)`` returns the task's metric (fraction); α may be negative
+    (negation).  The pre-trained model's logits are computed once per task and split.  A *linearized* model is
+    exactly linear in its parameter offset, f_lin(θ_0 + ατ) = f(θ_0) + α·J_θ0 τ, so for ``linear=True`` the
+    tangent logits J_θ0 τ are computed once per (vector, task, split) (one jvp pass at α = 1) and every other α
+    is f(θ_0) + α·J τ: the same model, without one jvp pass per α.  ``seconds`` / ``evaluated`` count the
+    forward passes actually run.
     """
 
     def __init__(self, wb: "Workbench", tasks: Sequence[str], control: str | None, n_val: int, n_test: int,
@@ -137,7 +141,8 @@ class Evaluator:
             data = wb.task(t, seed=self.seed)
             self.sets[t] = {"val": balanced_sample(data.dev, self.n_val, seed=self.seed),
                             "test": balanced_sample(data.test, self.n_test, seed=0)}
-        self._zero: dict[tuple[str, str], float] = {}
+        self._zero: dict[tuple[str, str], Any] = {}  # Predictions of θ_0
+        self._tangent: dict[tuple, Any] = {}  # (vector fingerprint, task, split) -> J τ logits
         self.seconds = 0.0
         self.evaluated = 0
 
@@ -146,29 +151,47 @@ class Evaluator:
                 "seed": self.seed, "sizes": {t: {s: len(v) for s, v in d.items()} for t, d in self.sets.items()}}
 
     def zero_shot(self, task: str, split: str) -> float:
-        key = (task, split)
-        if key not in self._zero:
-            self._zero[key] = self._score(task, split, None, None)
-        return self._zero[key]
+        return self._metric(task, self._zero_pred(task, split))
 
     def acc(self, task: str, split: str, vector: TaskVector | None, alpha: float = 1.0,
             linear: bool = False) -> float:
         """Metric of θ_0 + α·τ (linearized around θ_0 when ``linear``) on ``task``'s ``split`` subset."""
+        from repro.evaluation import Predictions
+
         if vector is None or alpha == 0 or len(vector) == 0:
             return self.zero_shot(task, split)
-        over = vector.apply(self.wb.pre, alpha)
-        base = {n: self.wb.pre[n] for n in vector.names} if linear else None
-        return self._score(task, split, over, base)
+        if not linear:
+            return self._metric(task, self._predict(task, split, vector.apply(self.wb.pre, alpha), None))
+        zero = self._zero_pred(task, split)
+        key = (_fingerprint(vector), task, split)
+        if key not in self._tangent:
+            base = {n: self.wb.pre[n] for n in vector.names}
+            one = self._predict(task, split, vector.apply(self.wb.pre, 1.0), base)
+            self._tangent[key] = one.logits - zero.logits
+        return self._metric(task, Predictions(zero.logits + float(alpha) * self._tangent[key], zero.labels))
 
-    def _score(self, task: str, split: str, overrides, linear_base) -> float:
-        from repro.evaluation import score
+    def _zero_pred(self, task: str, split: str):
+        if (task, split) not in self._zero:
+            self._zero[(task, split)] = self._predict(task, split, None, None)
+        return self._zero[(task, split)]
 
+    def _predict(self, task: str, split: str, overrides, linear_base):
         start = time.perf_counter()
         ex = self.sets[task][split]
         pred = self.wb.predict(task, split, overrides, examples=ex, linear_base=linear_base)
         self.seconds += time.perf_counter() - start
         self.evaluated += len(ex)
+        return pred
+
+    def _metric(self, task: str, pred) -> float:
+        from repro.evaluation import score
+
         return score(pred, self.wb.model.specs[task].metric)["value"]
+
+
+def _fingerprint(vector: TaskVector) -> tuple:
+    """Content key of a task vector (names, and per-tensor sums of v and v² in float64)."""
+    return tuple((n, float(t.double().sum()), float(t.double().pow(2).sum())) for n, t in sorted(vector.items()))
 
 
 # ==============================================================================================================
@@ -236,12 +259,20 @@ def task_addition(ev: Evaluator, method: ArithmeticMethod, vectors: Mapping[str,
     single = single_task(ev, method, vectors) if single is None else single
     merged = method.merged(vectors, ev.seed) if merged is None else merged
     val = {float(a): {t: ev.acc(t, "val", merged, a, method.linear) for t in ev.tasks} for a in alphas}
-    alpha, sweep = select_addition_alpha(val, {t: single[t]["val"] for t in ev.tasks})
+    # a single-task model scoring 0 (e.g. F1 = 0: it never predicts the positive class) cannot normalize; such
+    # tasks are left out of the normalized mean (α selection and report) and listed in "unnormalized"
+    usable = [t for t in ev.tasks if single[t]["val"] > 0] or list(ev.tasks)
+    norms = {t: single[t]["val"] if single[t]["val"] > 0 else 1.0 for t in usable}
+    alpha, sweep = select_addition_alpha({a: {t: v[t] for t in usable} for a, v in val.items()}, norms)
     test = {t: ev.acc(t, "test", merged, alpha, method.linear) for t in ev.tasks}
     norm = {t: test[t] / single[t]["test"] if single[t]["test"] > 0 else math.nan for t in ev.tasks}
-    return {"alpha": alpha, "abs": float(np.mean(list(test.values()))), "norm": float(np.nanmean(list(norm.values()))),
-            "test": test, "normalized": norm, "single": {t: dict(v) for t, v in single.items()},
-            "sweep": [{k: r[k] for k in ("alpha", "avg_acc", "avg_normalized")} for r in sweep]}
+    normed = [v for v in norm.values() if not math.isnan(v)]
+    return {"alpha": alpha, "abs": float(np.mean(list(test.values()))),
+            "norm": float(np.mean(normed)) if normed else math.nan, "test": test, "normalized": norm,
+            "unnormalized": sorted({t for t in ev.tasks if single[t]["val"] <= 0 or single[t]["test"] <= 0}),
+            "single": {t: dict(v) for t, v in single.items()},
+            "sweep": [{"alpha": r["alpha"], "avg_acc": float(np.mean(list(val[r["alpha"]].values()))),
+                       "avg_normalized": r["avg_normalized"]} for r in sweep]}
 
 
 def task_negation(ev: Evaluator, method: ArithmeticMethod, vectors: Mapping[str, TaskVector],
@@ -257,19 +288,19 @@ def task_negation(ev: Evaluator, method: ArithmeticMethod, vectors: Mapping[str,
     c_zero = ev.zero_shot(c, "val")
     per_task = {}
     for t in ev.tasks:
-        neg = -method.single(vectors, t, ev.seed)
-        targ = {float(a): ev.acc(t, "val", neg, a, method.linear) for a in alphas}
+        tau = method.single(vectors, t, ev.seed)  # θ_0 − α·τ is evaluated as θ_0 + (−α)·τ
+        targ = {float(a): ev.acc(t, "val", tau, -a, method.linear) for a in alphas}
         # the control is only needed until the first α (in order of target accuracy, then α) that keeps it:
         # the same α* as select_negation_alpha over the full grid, with fewer control evaluations
         cont: dict[float, float] = {}
         for a in sorted(targ, key=lambda a: (targ[a], a)):
-            cont[a] = ev.acc(c, "val", neg, a, method.linear)
+            cont[a] = ev.acc(c, "val", tau, -a, method.linear)
             if cont[a] >= threshold * c_zero:
                 break
         alpha = select_negation_alpha({a: targ[a] for a in cont}, cont, c_zero, threshold)
         alpha = 0.0 if alpha is None else alpha  # α = 0 (the pre-trained model) always keeps the control
-        per_task[t] = {"alpha": alpha, "target": ev.acc(t, "test", neg, alpha, method.linear),
-                       "control": ev.acc(c, "test", neg, alpha, method.linear),
+        per_task[t] = {"alpha": alpha, "target": ev.acc(t, "test", tau, -alpha, method.linear),
+                       "control": ev.acc(c, "test", tau, -alpha, method.linear),
                        "val_target": targ, "val_control": cont}
     return {"target": float(np.mean([r["target"] for r in per_task.values()])),
             "control": float(np.mean([r["control"] for r in per_task.values()])),
@@ -361,10 +392,10 @@ def merging_scheme(wb: "Workbench", ev: Evaluator, source: str, scheme: str, alp
                              steps=adamerging_steps, lr=adamerging_lr * stretch, init=base["alpha"],
                              batch_size=adamerging_batch, seed=ev.seed, progress=False)
             test = {t: ev.acc(t, "test", ada.merged, 1.0, method.linear) for t in ev.tasks}
-            norm = {t: test[t] / single[t]["test"] for t in ev.tasks}
+            norm = {t: test[t] / single[t]["test"] if single[t]["test"] > 0 else math.nan for t in ev.tasks}
             lam = ada.lambdas.reshape(len(ev.tasks), -1)
             res = {"alpha": None, "abs": float(np.mean(list(test.values()))),
-                   "norm": float(np.mean(list(norm.values()))), "test": test, "normalized": norm,
+                   "norm": float(np.nanmean(list(norm.values()))), "test": test, "normalized": norm,
                    "lambda_mean": {t: float(lam[i].mean()) for i, t in enumerate(ev.tasks)},
                    "entropy": ada.history, "seconds": time.perf_counter() - start}
         return {"source": source, "scheme": scheme, **{k: v for k, v in res.items() if k != "single"}}
@@ -424,9 +455,12 @@ def table1_rows(results: Mapping[str, Mapping[str, Any]], zero: Mapping[str, Any
         m = arithmetic_method(key)
         add = r["addition"]
         for metric, v in (("abs_acc", add["abs"]), ("norm_acc", add["norm"])):
-            rows.append({"task": "Average", "method": m.label, "sparsity": None, "metric": metric,
-                         "value": _pct(v), "std": None, "paper": _paper(1, paper_model, m.label, metric),
-                         "paper_model": paper_model, "family": m.family, "alpha": add["alpha"]})
+            row = {"task": "Average", "method": m.label, "sparsity": None, "metric": metric,
+                   "value": _pct(v), "std": None, "paper": _paper(1, paper_model, m.label, metric),
+                   "paper_model": paper_model, "family": m.family, "alpha": add["alpha"]}
+            if metric == "norm_acc" and add.get("unnormalized"):
+                row["notes"] = f"single-task score 0 on {', '.join(add['unnormalized'])}: left out of the mean"
+            rows.append(row)
     return rows
 
 

@@ -164,7 +164,8 @@ def _measure_calibration(wb: "Workbench", task: str) -> dict[str, float]:
             "n_examples": n_examples, "density": mask.density()}
 
 
-def calibration_cost(wb: "Workbench", task: str, device: str | None = None, subprocess: bool = True) -> dict[str, float]:
+def calibration_cost(wb: "Workbench", task: str, device: str | None = None,
+                     subprocess: bool = True) -> dict[str, float]:
     """P2 Table 4 (TaLoS "Mask" columns): seconds and peak memory of the zoo's TaLoS calibration of ``task``,
     recomputed from scratch in a fresh process (the shared cache is not touched)."""
     device = device or str(wb.model.device)

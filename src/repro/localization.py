@@ -183,7 +183,8 @@ def structure_summary(rows: Sequence[Mapping]) -> dict[str, object]:
             "layer_top": layer_top, "qk_top_layers": float(np.mean(qk)) if qk else float("nan")}
 
 
-def fish_masks(wb: "Workbench", task: str, densities: Sequence[float], examples: Sequence[Example]) -> dict[float, Mask]:
+def fish_masks(wb: "Workbench", task: str, densities: Sequence[float],
+               examples: Sequence[Example]) -> dict[float, Mask]:
     """FISH masks (Sung et al. 2021; P1 Table 8) of ``task`` at several densities from one empirical Fisher
     (true labels, :func:`repro.fisher.diagonal_fisher`) over the maskable set: the *most* sensitive entries."""
     from repro.fisher import diagonal_fisher
