@@ -92,6 +92,29 @@ def graft_gradient(model: Classifier, task: str, examples: Sequence[Example], de
     return {n: a / len(batches) for n, a in acc.items()}
 
 
+def init_scores(delta: Mapping[str, torch.Tensor], seed: int) -> dict[str, torch.Tensor]:
+    """P1 Eq. 3 initialisation (as coded): S ~ U[0, 1) for every eligible entry."""
+    gen = torch.Generator().manual_seed(seed)
+    return {n: torch.rand(d.shape, generator=gen).to(d.device, d.dtype) for n, d in delta.items()}
+
+
+def rounded_mask(S: Mapping[str, torch.Tensor], base: Mask, sigmoid_bias: float = 10.0) -> Mask:
+    """P1 §3.1: the binary graft round(frac) (torch.round: a frac of exactly 0.5 rounds to 0)."""
+    frac = graft_fraction(S, base, sigmoid_bias)
+    return Mask({n: f > 0.5 for n, f in frac.items()}, base.shapes)
+
+
+def graft_step(S: Mapping[str, torch.Tensor], G: Mapping[str, torch.Tensor], base: Mask, lr: float,
+               sigmoid_bias: float = 10.0) -> dict[str, torch.Tensor]:
+    """P1 Eq. 4: S ← S − lr · ∂L/∂S with ∂frac/∂S = (1 − 2γ_base) σ'(S − b) and G = mean(∂L/∂θ ⊙ Δ)."""
+    out = {}
+    for n, s in S.items():
+        g = base.tensors[n].to(s.dtype)
+        sig = torch.sigmoid(s - sigmoid_bias)
+        out[n] = s - lr * (1 - 2 * g) * G[n] * sig * (1 - sig)
+    return out
+
+
 def learn_graft(
     model: Classifier,
     task: str,
@@ -115,15 +138,10 @@ def learn_graft(
     """
     if isinstance(base, (int, float)):
         base = movement_mask(delta, float(base))
-    gen = torch.Generator().manual_seed(seed)
-    S = {n: torch.rand(d.shape, generator=gen).to(d.device, d.dtype) for n, d in delta.items()}
+    S = init_scores(delta, seed)
     was_training = model.training
     model.eval()
     rng = random.Random(seed)
-
-    def rounded(S_: Mapping[str, torch.Tensor]) -> Mask:
-        frac = graft_fraction(S_, base, sigmoid_bias)
-        return Mask({n: f > 0.5 for n, f in frac.items()}, base.shapes)  # torch.round: 0.5 rounds to 0
 
     def score(mask: Mask) -> tuple[float, float]:
         theta = grafted_params(model, delta, mask)
@@ -131,7 +149,8 @@ def learn_graft(
         dv = evaluate(model, dev, task, theta, batch_size=eval_batch_size)["value"] if dev else 0.0
         return tr, dv
 
-    result = GraftResult(mask=rounded(S), S={n: s.clone() for n, s in S.items()}, base_count=base.count())
+    result = GraftResult(mask=rounded_mask(S, base, sigmoid_bias), S={n: s.clone() for n, s in S.items()},
+                         base_count=base.count())
     best = 0.0
     for step in tqdm(range(steps), desc=f"graft {task}", disable=not progress, leave=False):
         sample = list(train)
@@ -139,11 +158,8 @@ def learn_graft(
         sample = sample[:max_examples]
         frac = graft_fraction(S, base, sigmoid_bias)
         G = graft_gradient(model, task, sample, delta, frac, batch_size)
-        for n in S:
-            g = base.tensors[n].to(S[n].dtype)
-            sig = torch.sigmoid(S[n] - sigmoid_bias)
-            S[n] = S[n] - lr * (1 - 2 * g) * G[n] * sig * (1 - sig)
-        mask = rounded(S)
+        S = graft_step(S, G, base, lr, sigmoid_bias)
+        mask = rounded_mask(S, base, sigmoid_bias)
         tr, dv = score(mask)
         result.history.append({"step": step + 1, "train": tr, "dev": dv, "score": tr + dv,
                                "count": mask.count(), "density": mask.density()})

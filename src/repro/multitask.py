@@ -28,7 +28,8 @@ from tqdm.auto import tqdm
 
 from repro.data import Example
 from repro.evaluation import evaluate
-from repro.grafting import GraftResult, graft_fraction, graft_gradient, grafted_params
+from repro.grafting import (GraftResult, graft_fraction, graft_gradient, graft_step, grafted_params,
+                            init_scores, rounded_mask)
 from repro.masks import Mask
 from repro.metrics import accuracy
 from repro.models.base import Classifier
@@ -153,15 +154,10 @@ def learn_joint_graft(
     missing = [t for t in tasks if t not in train]
     if missing:
         raise KeyError(f"no training data for {missing}; have {sorted(train)}")
-    gen = torch.Generator().manual_seed(seed)
-    S = {n: torch.rand(d.shape, generator=gen).to(d.device, d.dtype) for n, d in delta.items()}
+    S = init_scores(delta, seed)
     was_training = model.training
     model.eval()
     rng = random.Random(seed)
-
-    def rounded(S_: Mapping[str, torch.Tensor]) -> Mask:
-        frac = graft_fraction(S_, base, sigmoid_bias)
-        return Mask({n: f > 0.5 for n, f in frac.items()}, base.shapes)
 
     def score(mask: Mask) -> float:
         theta = grafted_params(model, delta, mask)
@@ -172,7 +168,7 @@ def learn_joint_graft(
                 total += evaluate(model, dev[t], t, theta, batch_size=eval_batch_size)["value"]
         return total / len(tasks)
 
-    start = rounded(S)
+    start = rounded_mask(S, base, sigmoid_bias)
     best = score(start)
     result = GraftResult(mask=start, S={n: s.clone() for n, s in S.items()}, base_count=base.count())
     result.history.append({"step": 0, "score": best, "count": start.count(), "density": start.density()})
@@ -186,11 +182,8 @@ def learn_joint_graft(
             Gt = graft_gradient(model, t, sample[:max_examples], delta, frac, batch_size)
             for n in G:
                 G[n] += Gt[n]
-        for n in S:
-            g = base.tensors[n].to(S[n].dtype)
-            sig = torch.sigmoid(S[n] - sigmoid_bias)
-            S[n] = S[n] - lr * (1 - 2 * g) * G[n] * sig * (1 - sig)
-        mask = rounded(S)
+        S = graft_step(S, G, base, lr, sigmoid_bias)
+        mask = rounded_mask(S, base, sigmoid_bias)
         sc = score(mask)
         result.history.append({"step": step + 1, "score": sc, "count": mask.count(), "density": mask.density()})
         if sc > best:
