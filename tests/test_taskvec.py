@@ -66,12 +66,16 @@ def test_sparse_save_load_roundtrip(tmp_path):
     from repro.artifacts import load_tensors
 
     torch.manual_seed(0)
-    w = torch.randn(4, 5)
-    w[w.abs() < 0.8] = 0.0
-    t = TaskVector({"w": w, "z": torch.zeros(3), "h": torch.tensor([0.0, 1.5], dtype=torch.float64)})
+    w = torch.randn(10, 10)
+    w[w.abs() < 1.5] = 0.0  # ~13 % nonzero: indices + values are smaller than the tensor
+    d = torch.randn(6, 5)  # a dense update (all entries changed): stored whole
+    h = torch.tensor([0.0, 0.0, 0.0, 1.5, 0.0, 0.0], dtype=torch.float64)
+    t = TaskVector({"w": w, "z": torch.zeros(3), "h": h, "d": d})
     t.save(tmp_path / "vec", meta={"task": "sent"})
     raw, info = load_tensors(tmp_path / "vec")
     assert raw["w::idx"].dtype == torch.int64 and raw["w::val"].numel() == int((w != 0).sum())
+    assert raw["h::val"].numel() == 1 and "h::dense" not in raw
+    assert "d::dense" in raw and "d::idx" not in raw and raw["d::dense"].numel() == d.numel()
     assert raw["z::val"].numel() == 0 and info["nnz"] == t.count_nonzero() and info["task"] == "sent"
     back = TaskVector.load(tmp_path / "vec")
     assert back.names == t.names and back.meta["task"] == "sent"

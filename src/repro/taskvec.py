@@ -4,8 +4,8 @@ baselines of P2 Table 1 / 5, α selection, the evaluation drivers, the weight-di
 A :class:`TaskVector` is τ = θ_ft − θ_pre over named tensors.  Merged or scaled vectors become a model through
 ``τ.apply(θ_pre, α)`` = θ_pre + α·τ, which is passed as ``overrides`` to the one evaluation loop
 (:func:`repro.evaluation.predict` / ``evaluate``); no model is ever copied.  On disk a task vector is sparse: per
-tensor the flat int64 indices and the values of its nonzero entries (``<name>::idx`` / ``<name>::val``), shapes
-and dtypes in the JSON (the layout :mod:`repro.workflow` writes; its reader assumes float32 values).
+tensor the flat int64 indices and the values of its nonzero entries (``<name>::idx`` / ``<name>::val``), or the
+whole tensor (``<name>::dense``) where that takes fewer bytes (a dense fine-tuning run), shapes and dtypes in the JSON (the layout :mod:`repro.workflow` writes; its reader assumes float32 values).
 
 Merging kernels and the choices we make where the released code of P2 (spec D9) is wrong or ambiguous:
 
@@ -203,11 +203,18 @@ class TaskVector:
 
     # --- storage ---------------------------------------------------------------------------------------
     def to_sparse_storage(self) -> tuple[dict[str, torch.Tensor], dict[str, list[int]]]:
-        """``({name::idx: int64 flat indices, name::val: values}, shapes)`` of the nonzero entries."""
+        """``({name::idx: int64 flat indices, name::val: values}, shapes)`` of the nonzero entries.
+
+        A tensor whose index + value pairs would take more bytes than the tensor itself (a dense fine-tuning
+        run changes nearly every entry) is stored whole as ``name::dense`` instead.
+        """
         tensors: dict[str, torch.Tensor] = {}
         for n, t in self.tensors.items():
             flat = t.detach().reshape(-1).cpu()
             idx = flat.nonzero().reshape(-1).to(torch.int64)
+            if idx.numel() * (idx.element_size() + flat.element_size()) >= flat.numel() * flat.element_size():
+                tensors[f"{n}::dense"] = flat.contiguous()
+                continue
             tensors[f"{n}::idx"] = idx
             tensors[f"{n}::val"] = flat[idx].contiguous()
         return tensors, {n: list(s) for n, s in self.shapes.items()}
@@ -235,6 +242,9 @@ class TaskVector:
         for n, s in info["shapes"].items():
             val = tensors.get(f"{n}::val")
             dtype = getattr(torch, dtypes[n]) if n in dtypes else (val.dtype if val is not None else torch.float32)
+            if f"{n}::dense" in tensors:
+                out[n] = tensors[f"{n}::dense"].to(dtype).reshape(tuple(s))
+                continue
             t = torch.zeros(tuple(s), dtype=dtype)
             if val is not None and val.numel():
                 t.view(-1)[tensors[f"{n}::idx"]] = val.to(dtype)
