@@ -5,7 +5,8 @@ A :class:`TaskVector` is τ = θ_ft − θ_pre over named tensors.  Merged or sc
 ``τ.apply(θ_pre, α)`` = θ_pre + α·τ, which is passed as ``overrides`` to the one evaluation loop
 (:func:`repro.evaluation.predict` / ``evaluate``); no model is ever copied.  On disk a task vector is sparse: per
 tensor the flat int64 indices and the values of its nonzero entries (``<name>::idx`` / ``<name>::val``), or the
-whole tensor (``<name>::dense``) where that takes fewer bytes (a dense fine-tuning run), shapes and dtypes in the JSON (the layout :mod:`repro.workflow` writes; its reader assumes float32 values).
+whole tensor (``<name>::dense``) where that takes fewer bytes (a dense fine-tuning run); shapes and dtypes in the
+JSON (the layout :mod:`repro.workflow` writes; its reader assumes float32 values).
 
 Merging kernels and the choices we make where the released code of P2 (spec D9) is wrong or ambiguous:
 
