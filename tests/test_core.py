@@ -92,6 +92,18 @@ def test_predict_overrides_change_logits(tiny_model, sent_examples):
     assert 0 <= out["ece"] <= 1 and 0 <= out["acc"] <= 1
 
 
+def test_predict_sorts_by_length_but_returns_input_order(tiny_model, sent_examples):
+    from repro.evaluation import length_order
+
+    order = length_order(sent_examples)
+    lengths = [len(sent_examples[i].text_a) for i in order]
+    assert sorted(order) == list(range(8)) and lengths == sorted(lengths)
+    batched = predict(tiny_model, sent_examples, "sent", batch_size=3)  # sorted, then padded per batch of 3
+    one_by_one = torch.cat([predict(tiny_model, [e], "sent").logits for e in sent_examples])
+    assert torch.allclose(batched.logits, one_by_one, atol=1e-5)  # row i is still example i
+    assert batched.labels.tolist() == [e.label for e in sent_examples]
+
+
 def test_lr_schedule():
     r = FinetuneRecipe(lr=1.0, steps=10, warmup_steps=2, schedule="cosine")
     assert lr_at(0, r) == 0.5 and lr_at(1, r) == 1.0 and lr_at(2, r) == 1.0 and lr_at(10, r) < 1e-9

