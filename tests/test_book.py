@@ -191,3 +191,14 @@ def test_failing_notebook_names_the_cell_and_error_and_keeps_the_copy(tmp_path):
     assert err.notebook == "broken" and err.ename == "ValueError" and "boom" in err.evalue
     assert "raise ValueError" in str(err) and "failing cell" in str(err)
     assert err.executed and (tmp_path / "out" / "smoke" / "broken.ipynb").exists()
+
+
+def test_tqdm_disable_switches_every_bar_off(monkeypatch):
+    from repro.progress import progress_bar
+
+    monkeypatch.setenv("TQDM_DISABLE", "1")
+    assert progress_bar(range(3), enabled=True).disable  # batch kernels: no bars even when asked for
+    monkeypatch.setenv("TQDM_DISABLE", "0")
+    assert not progress_bar(range(3), enabled=True).disable and progress_bar(range(3), enabled=False).disable
+    monkeypatch.delenv("TQDM_DISABLE")
+    assert list(progress_bar(range(3))) == [0, 1, 2]

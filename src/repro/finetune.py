@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Mapping, Sequence
 
 import torch
-from tqdm.auto import tqdm
+from repro.progress import progress_bar
 
 from repro.data import Example
 from repro.evaluation import evaluate, forward
@@ -215,7 +215,7 @@ def train(
         return sum(vals) / len(vals)
 
     model.train()
-    bar = tqdm(range(recipe.steps), desc="fine-tune", disable=not progress, leave=False)
+    bar = progress_bar(range(recipe.steps), enabled=progress, desc="fine-tune", leave=False)
     for step in bar:
         task = rng.choices(tasks, weights)[0]
         batch = model.tokenize(task, next_batch(task))

@@ -40,7 +40,7 @@ from typing import Callable, Iterator, Mapping, Sequence
 
 import torch
 from torch.func import functional_call, grad, vmap
-from tqdm.auto import tqdm
+from repro.progress import progress_bar
 
 from repro.data import Example, chunks
 from repro.evaluation import forward
@@ -246,7 +246,7 @@ def diagonal_fisher(model: Classifier, examples: Sequence[Example], task: str, n
     fixed = _fixed_params(model, overrides)
     scores = {n: torch.zeros_like(fixed[n], dtype=torch.float32) for n in names}
     gen = torch.Generator().manual_seed(int(seed))
-    for chunk in tqdm(chunks(examples, batch_size), desc=f"fisher {task}", disable=not progress, leave=False):
+    for chunk in progress_bar(chunks(examples, batch_size), enabled=progress, desc=f"fisher {task}", leave=False):
         batch = model.tokenize(task, chunk)
         if label_source == "sampled":
             batch["labels"] = sample_labels(model, batch, task, gen, overrides)

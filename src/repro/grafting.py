@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
 import torch
-from tqdm.auto import tqdm
+from repro.progress import progress_bar
 
 from repro.data import Example, chunks
 from repro.evaluation import evaluate, forward
@@ -153,7 +153,7 @@ def learn_graft(
     result = GraftResult(mask=rounded_mask(S, base, sigmoid_bias), S={n: s.clone() for n, s in S.items()},
                          base_count=base.count())
     best = 0.0
-    for step in tqdm(range(steps), desc=f"graft {task}", disable=not progress, leave=False):
+    for step in progress_bar(range(steps), enabled=progress, desc=f"graft {task}", leave=False):
         sample = list(train)
         rng.shuffle(sample)  # random sampler, as the official loader
         sample = sample[:max_examples]

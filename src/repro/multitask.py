@@ -24,7 +24,7 @@ import random
 from typing import TYPE_CHECKING, Mapping, Sequence
 
 import torch
-from tqdm.auto import tqdm
+from repro.progress import progress_bar
 
 from repro.data import Example
 from repro.evaluation import evaluate
@@ -173,7 +173,7 @@ def learn_joint_graft(
     result = GraftResult(mask=start, S={n: s.clone() for n, s in S.items()}, base_count=base.count())
     result.history.append({"step": 0, "score": best, "count": start.count(), "density": start.density()})
     quiet = not progress or os.environ.get("TQDM_DISABLE", "") not in ("", "0")
-    for step in tqdm(range(steps), desc="joint graft", disable=quiet, leave=False):
+    for step in progress_bar(range(steps), enabled=not quiet, desc="joint graft", leave=False):
         frac = graft_fraction(S, base, sigmoid_bias)
         G = {n: torch.zeros_like(d) for n, d in delta.items()}
         for t in tasks:

@@ -35,7 +35,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 import torch
-from tqdm.auto import tqdm
+from repro.progress import progress_bar
 
 from repro.data import Example
 from repro.evaluation import evaluate, forward, predict
@@ -546,7 +546,7 @@ def eval_addition(model: Classifier, pre_params: Tensors, merged_vector: TaskVec
                   progress: bool = True, desc: str = "task addition") -> list[dict[str, Any]]:
     """P2 task addition: every task's scores under θ0 + α·τ_merged for each α; one row per (α, task)."""
     rows = []
-    for alpha in tqdm(list(alphas), desc=desc, disable=not progress, leave=False):
+    for alpha in progress_bar(list(alphas), enabled=progress, desc=desc, leave=False):
         over = merged_vector.apply(pre_params, alpha)
         for task, examples in tasks.items():
             rows.append({"alpha": float(alpha), "task": task,
@@ -592,7 +592,7 @@ def disentanglement_error(model: Classifier, pre: Tensors, tau1: TaskVector, tau
     single1 = [preds(u1 * a, data1, task1) for a in g1]
     single2 = [preds(u2 * b, data2, task2) for b in g2]
     out = np.zeros((len(g1), len(g2)))
-    bar = tqdm(total=len(g1) * len(g2), desc="disentanglement", disable=not progress, leave=False)
+    bar = progress_bar(total=len(g1) * len(g2), enabled=progress, desc="disentanglement", leave=False)
     for i, a in enumerate(g1):
         for j, b in enumerate(g2):
             both = u1 * a + u2 * b
@@ -681,7 +681,7 @@ def adamerging(model: Classifier, pre_params: Tensors, vectors: Mapping[str, Tas
     was_training = model.training
     model.eval()
     try:
-        for _ in tqdm(range(steps), desc=f"AdaMerging ({granularity})", disable=not progress, leave=False):
+        for _ in progress_bar(range(steps), enabled=progress, desc=f"AdaMerging ({granularity})", leave=False):
             over = {}
             for j, n in enumerate(names):
                 p = pre[n]
