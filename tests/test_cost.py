@@ -23,3 +23,22 @@ def test_measure_dense_sparse_and_linearized(tiny_model, sent_examples):
     rows = ratios([dense.as_row(), sparse.as_row(), lin.as_row()])
     assert rows[0]["total_iter_s_ratio"] == 1.0
     assert all(p.grad is None and not p.requires_grad for p in tiny_model.parameters())
+
+
+def test_peak_memory_counts_the_block_not_an_earlier_peak():
+    import torch
+
+    from repro.cost import PeakMemory
+
+    earlier = torch.ones(64 * 2**20 // 4)  # a 64 MiB peak before the block
+    del earlier
+    with PeakMemory("cpu") as quiet:
+        pass
+    with PeakMemory("cpu") as busy:
+        block = torch.ones(32 * 2**20 // 4)  # 32 MiB touched inside the block
+        block.add_(1)
+        del block
+    if not busy.exact:  # not Linux: ru_maxrss cannot be reset, the figure is a lower bound only
+        return
+    assert quiet.gib < 0.02  # the earlier 64 MiB peak is not charged to an empty block
+    assert 0.028 < busy.gib < 0.08

@@ -2,20 +2,22 @@
 time, total iteration time and peak memory, measured with the same training components as :func:`repro.finetune.train`.
 
 Timing uses ``time.perf_counter`` after warm-up iterations (with ``torch.cuda.synchronize`` on a GPU).  Peak
-memory is ``torch.cuda.max_memory_allocated`` on a GPU; on the CPU each method runs in a fresh subprocess and
-the peak resident set size above the process's size right after loading the model is reported, so methods
-do not see each other's allocations.  TaLoS's speed comes only from what the training loop really does:
+memory (:class:`PeakMemory`) is ``torch.cuda.max_memory_allocated`` on a GPU; on the CPU it is the growth of the
+peak resident set size above the resident size when the measured block starts (Linux's high-water mark,
+reset at the start of the block), and :mod:`repro.efficiency` runs each method in a fresh subprocess, so
+methods do not see each other's allocations.  TaLoS's speed comes only from what the training loop really does:
 tensors with no trainable entry get ``requires_grad=False`` (no weight-gradient work in backward) and no
 optimizer state is kept for frozen entries.
 """
 
 from __future__ import annotations
 
+import re
 import resource
 import statistics
 import time
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Sequence
 
 import torch
 
@@ -49,8 +51,55 @@ def _sync(device: torch.device) -> None:
         torch.cuda.synchronize(device)
 
 
-def _rss_gib() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20  # Linux: KiB
+_STATUS = "/proc/self/status"
+
+
+def _status_kib(field: str) -> int | None:
+    try:
+        with open(_STATUS) as f:
+            m = re.search(rf"^{field}:\s+(\d+) kB", f.read(), re.MULTILINE)
+    except OSError:
+        return None
+    return int(m.group(1)) if m else None
+
+
+def _reset_high_water_mark() -> bool:
+    """Reset this process's peak resident set size (Linux ``clear_refs`` 5); False where that is not possible."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+    except OSError:
+        return False
+    return True
+
+
+class PeakMemory:
+    """Peak memory of a ``with`` block in GiB (``.gib``): CUDA peak allocation on a GPU, else peak RSS growth.
+
+    On the CPU the process's high-water mark is reset on entry, so the figure is the block's own peak above the
+    resident size it started with (activations, gradients, optimizer state), not an earlier peak such as model
+    loading.  Where the mark cannot be reset (not Linux), ``ru_maxrss`` is used and ``.exact`` is False.
+    """
+
+    def __init__(self, device: torch.device | str = "cpu") -> None:
+        self.device = torch.device(device)
+        self.gib = 0.0
+        self.exact = True
+
+    def __enter__(self) -> "PeakMemory":
+        if self.device.type == "cuda":
+            torch.cuda.reset_peak_memory_stats(self.device)
+            return self
+        self.exact = _reset_high_water_mark() and _status_kib("VmHWM") is not None
+        self._start_kib = _status_kib("VmRSS") if self.exact else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.device.type == "cuda":
+            self.gib = torch.cuda.max_memory_allocated(self.device) / 2**30
+            return
+        peak = _status_kib("VmHWM") if self.exact else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        self.gib = max((peak or 0) - (self._start_kib or 0), 0) / 2**20
 
 
 def measure_iteration(model: Classifier, examples: Sequence[Example], task: str, method: str,
@@ -65,59 +114,35 @@ def measure_iteration(model: Classifier, examples: Sequence[Example], task: str,
     opt = MaskedOptimizer({n: params[n] for n in entries}, entries, recipe)
     base = {n: params[n].detach().clone() for n in entries} if linearized else None
     batch = model.tokenize(task, list(examples)[: recipe.batch_size])
-    if device.type == "cuda":
-        torch.cuda.reset_peak_memory_stats(device)
-    start_rss = _rss_gib()
     fb, st, tot = [], [], []
     model.train()
-    for i in range(warmup + iterations):
-        _sync(device)
-        t0 = time.perf_counter()
-        logits = forward(model, batch, task, linear_base=base)
-        loss = torch.nn.functional.cross_entropy(logits, batch["labels"])
-        opt.zero_grad()
-        loss.backward()
-        _sync(device)
-        t1 = time.perf_counter()
-        opt.clip_(recipe.grad_clip)
-        opt.step(recipe.lr)
-        _sync(device)
-        t2 = time.perf_counter()
-        if i >= warmup:
-            fb.append(t1 - t0)
-            st.append(t2 - t1)
-            tot.append(t2 - t0)
+    with PeakMemory(device) as memory:
+        for i in range(warmup + iterations):
+            _sync(device)
+            t0 = time.perf_counter()
+            logits = forward(model, batch, task, linear_base=base)
+            loss = torch.nn.functional.cross_entropy(logits, batch["labels"])
+            opt.zero_grad()
+            loss.backward()
+            _sync(device)
+            t1 = time.perf_counter()
+            opt.clip_(recipe.grad_clip)
+            opt.step(recipe.lr)
+            _sync(device)
+            t2 = time.perf_counter()
+            if i >= warmup:
+                fb.append(t1 - t0)
+                st.append(t2 - t1)
+                tot.append(t2 - t0)
     model.eval()
     for p in params.values():
         p.requires_grad_(False)
         p.grad = None
-    peak = (torch.cuda.max_memory_allocated(device) / 2**30 if device.type == "cuda"
-            else max(_rss_gib() - start_rss, 0.0))
     sd = lambda xs: statistics.pstdev(xs) if len(xs) > 1 else 0.0  # noqa: E731
     return IterationCost(method, statistics.mean(fb), sd(fb), statistics.mean(st), sd(st), statistics.mean(tot),
-                         sd(tot), peak, sum(params[n].numel() if e is None else e.numel() for n, e in entries.items()),
+                         sd(tot), memory.gib,
+                         sum(params[n].numel() if e is None else e.numel() for n, e in entries.items()),
                          opt.state_numel())
-
-
-def measure_in_subprocess(build: Callable[[], tuple], method: str, **kw) -> IterationCost:
-    """Run :func:`measure_iteration` in a fresh process (CPU peak-memory isolation).
-
-    ``build`` is a picklable zero-argument callable returning ``(model, examples, task, trainable, recipe)``.
-    """
-    import multiprocessing as mp
-
-    ctx = mp.get_context("spawn")
-    with ctx.Pool(1) as pool:
-        return pool.apply(_child, (build, method, kw))
-
-
-def _child(build: Callable[[], tuple], method: str, kw: dict) -> IterationCost:
-    torch.set_num_threads(max(torch.get_num_threads(), 1))
-    model, examples, task, trainable, recipe = build()
-    base = _rss_gib()
-    cost = measure_iteration(model, examples, task, method, trainable, recipe, **kw)
-    cost.peak_memory_gib = max(_rss_gib() - base, 0.0) if model.device.type != "cuda" else cost.peak_memory_gib
-    return cost
 
 
 def ratios(rows: Sequence[dict], reference: str = "Non-linear FT",

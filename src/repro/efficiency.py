@@ -10,20 +10,19 @@ calibration, each measured in a fresh process on the P2 method zoo's own trainab
   fine-tuning (40 iterations, as many as TaLoS's calibration batches); :func:`table4_rows` derives it from the
   measured non-linear FT iteration (same number of iterations as our TaLoS calibration makes).
 
-CPU peak memory = peak resident set size above the process's size right after the model was built
-(:mod:`repro.cost`); on a GPU it is ``torch.cuda.max_memory_allocated``.
+Peak memory is :class:`repro.cost.PeakMemory` around the measured block: on the CPU the peak resident set size
+above the resident size when the block starts; on a GPU ``torch.cuda.max_memory_allocated``.
 """
 
 from __future__ import annotations
 
 import math
 import multiprocessing as mp
-import resource
 import tempfile
 import time
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
-from repro.cost import IterationCost, measure_iteration
+from repro.cost import IterationCost, PeakMemory, measure_iteration
 from repro.masks import Mask
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -35,10 +34,6 @@ COST_KEYS: tuple[str, ...] = ("fwd_bwd_s", "optim_step_s", "total_iter_s", "peak
 #: our cost keys → P2 Table 3 metric names (book/reference/talos_table3.csv)
 PAPER_METRIC: dict[str, str] = {"fwd_bwd_s": "fwd_bwd_time", "optim_step_s": "optim_step_time",
                                 "total_iter_s": "total_iter_time", "peak_memory_gib": "peak_memory"}
-
-
-def _rss_gib() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20  # Linux: KiB
 
 
 def _spawn(fn: Callable[..., Any], *args: Any) -> Any:
@@ -99,12 +94,8 @@ def _measure_method(wb: "Workbench", task: str, method: str, mask: Mask | None, 
         trainable = mask
     else:
         trainable = wb.names("maskable")
-    base = _rss_gib()
-    cost = measure_iteration(wb.model, data.train, task, METHODS[method].label, trainable, recipe,
+    return measure_iteration(wb.model, data.train, task, METHODS[method].label, trainable, recipe,
                              linearized=linearized, iterations=iterations, warmup=warmup)
-    if wb.model.device.type != "cuda":
-        cost.peak_memory_gib = max(_rss_gib() - base, 0.0)
-    return cost
 
 
 def method_masks(wb: "Workbench", task: str, methods: Sequence[str] = TABLE3_METHODS) -> dict[str, Mask]:
@@ -151,16 +142,11 @@ def _measure_calibration(wb: "Workbench", task: str) -> dict[str, float]:
     from repro.methods import calibration_examples, talos_mask
 
     n_examples = len(calibration_examples(wb, task))
-    base = _rss_gib()
-    start = time.perf_counter()
-    mask, meta = talos_mask(wb, task)
-    wall = time.perf_counter() - start
-    peak = max(_rss_gib() - base, 0.0)
-    if wb.model.device.type == "cuda":
-        import torch
-
-        peak = torch.cuda.max_memory_allocated() / 2**30
-    return {"seconds": float(meta.get("seconds", wall)), "wall": wall, "peak_memory_gib": peak,
+    with PeakMemory(wb.model.device) as memory:
+        start = time.perf_counter()
+        mask, meta = talos_mask(wb, task)
+        wall = time.perf_counter() - start
+    return {"seconds": float(meta.get("seconds", wall)), "wall": wall, "peak_memory_gib": memory.gib,
             "n_examples": n_examples, "density": mask.density()}
 
 
