@@ -202,3 +202,18 @@ def test_tqdm_disable_switches_every_bar_off(monkeypatch):
     assert not progress_bar(range(3), enabled=True).disable and progress_bar(range(3), enabled=False).disable
     monkeypatch.delenv("TQDM_DISABLE")
     assert list(progress_bar(range(3))) == [0, 1, 2]
+
+
+def test_batch_environment_splits_cores_and_restores(monkeypatch):
+    import os
+
+    from repro.book import _batch_environment
+
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    monkeypatch.setenv("TQDM_DISABLE", "0")
+    with _batch_environment(threads=1):
+        assert os.environ["OMP_NUM_THREADS"] == "1" and os.environ["MKL_NUM_THREADS"] == "1"
+        assert os.environ["TQDM_DISABLE"] == "1"
+    assert "OMP_NUM_THREADS" not in os.environ and os.environ["TQDM_DISABLE"] == "0"
+    with _batch_environment():  # sequential builds leave the thread count to torch
+        assert "OMP_NUM_THREADS" not in os.environ

@@ -372,29 +372,38 @@ def _param_path(value: str, keep_relative: bool) -> str:
 
 
 @contextlib.contextmanager
-def _batch_environment() -> Iterator[None]:
+def _batch_environment(threads: int | None = None) -> Iterator[None]:
     """Environment of a batch kernel: no tqdm bars (they would fill the executed notebook with thousands of
-    redrawn lines; interactive runs keep them)."""
-    before = os.environ.get("TQDM_DISABLE")
-    os.environ["TQDM_DISABLE"] = "1"
+    redrawn lines; interactive runs keep them), and with ``threads`` a cap on its OpenMP / MKL threads.
+
+    Parallel notebooks (``--jobs``) must split the cores: two kernels each spinning 2 OpenMP threads on 2 cores
+    ran 5-6x slower than one after the other (measured on the smoke book, 2026-11-23).
+    """
+    changes = {"TQDM_DISABLE": "1"}
+    if threads:
+        changes.update(OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads))
+    before = {k: os.environ.get(k) for k in changes}
+    os.environ.update(changes)
     try:
         yield
     finally:
-        if before is None:
-            os.environ.pop("TQDM_DISABLE", None)
-        else:
-            os.environ["TQDM_DISABLE"] = before
+        for k, v in before.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
 
 
 def run_notebook(name: str, profile: str = "cpu", params: Mapping[str, Any] | None = None,
                  output_dir: str | Path = "results", *, executed_path: str | Path | None = None,
-                 use_cache: bool = False, fingerprint: str | None = None) -> RunResult:
+                 use_cache: bool = False, fingerprint: str | None = None, threads: int | None = None) -> RunResult:
     """Execute one notebook with papermill in a fresh ``python3`` kernel (cwd ``notebooks/``, as in JupyterLab).
 
     ``params`` are validated first (:func:`validate_params`).  ``output_dir`` (or ``params['output_dir']``) is the
     results root passed to the notebook: it writes ``<output_dir>/<profile>/<name>.json``; the executed copy goes
     next to it as ``<name>.ipynb`` unless ``executed_path`` is given.  With ``use_cache`` an unchanged notebook
-    (same :func:`cache_key`) whose executed copy and results exist is not re-run.
+    (same :func:`cache_key`) whose executed copy and results exist is not re-run.  ``threads`` caps the kernel's
+    OpenMP / MKL threads (:func:`build_book` sets it to cores // jobs when notebooks run in parallel).
     Raises :class:`ParameterError` before running, :class:`NotebookError` if a cell fails or no valid results
     JSON was written.
     """
@@ -431,7 +440,7 @@ def run_notebook(name: str, profile: str = "cpu", params: Mapping[str, Any] | No
     nb = read_notebook(path)
     rel_source = os.path.relpath(path, repo_root()) if project_root() else str(path)
     start = time.time()
-    with tempfile.TemporaryDirectory(prefix="repro-nb-") as tmp, _batch_environment():
+    with tempfile.TemporaryDirectory(prefix="repro-nb-") as tmp, _batch_environment(threads):
         tmp_in = Path(tmp) / f"{name}.ipynb"
         nbformat.write(nb, tmp_in)
         try:
@@ -632,6 +641,7 @@ def build_book(profile: str = "cpu", only: Iterable[str] | None = None, jobs: in
         raise ParameterError("--jobs must be >= 1")
     out_rel = _param_path(str(output_dir), keep_relative=True)
     fingerprint = source_fingerprint()
+    threads = max(1, (os.cpu_count() or 1) // jobs) if jobs > 1 else None  # parallel kernels split the cores
 
     job_args = []
     for name in selected:
@@ -641,7 +651,7 @@ def build_book(profile: str = "cpu", only: Iterable[str] | None = None, jobs: in
             params["data_dir"] = data_dir
         validate_params(name, profile, params, declared)  # fail fast, before anything runs
         job_args.append(dict(name=name, profile=profile, params=params, output_dir=out_rel, use_cache=not force,
-                             fingerprint=fingerprint))
+                             fingerprint=fingerprint, threads=threads))
 
     log(f"repro book: profile={profile}, {len(selected)} of {len(names)} notebooks to execute (cached when "
         f"unchanged), jobs={jobs}")
