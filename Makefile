@@ -41,7 +41,7 @@ book: venv
 	@echo "open book/_build/html/index.html"
 
 book-smoke: venv
-	$(BIN)/repro book --profile smoke --warnings-as-errors
+	$(BIN)/repro book --profile smoke --warnings-as-errors --jobs 2
 
 browser-check: venv
 	$(BIN)/python -m pip install -q selenium
