@@ -51,12 +51,10 @@ def _sync(device: torch.device) -> None:
         torch.cuda.synchronize(device)
 
 
-_STATUS = "/proc/self/status"
-
-
 def _status_kib(field: str) -> int | None:
+    """A ``kB`` field of Linux's ``/proc/self/status`` (``VmRSS``, ``VmHWM``); None where there is none."""
     try:
-        with open(_STATUS) as f:
+        with open("/proc/self/status") as f:
             m = re.search(rf"^{field}:\s+(\d+) kB", f.read(), re.MULTILINE)
     except OSError:
         return None
@@ -70,7 +68,7 @@ def _reset_high_water_mark() -> bool:
             f.write("5")
     except OSError:
         return False
-    return True
+    return _status_kib("VmHWM") is not None
 
 
 class PeakMemory:
@@ -86,20 +84,24 @@ class PeakMemory:
         self.gib = 0.0
         self.exact = True
 
+    def _cpu_kib(self, field: str) -> int:
+        if self.exact:
+            return _status_kib(field) or 0
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
+
     def __enter__(self) -> "PeakMemory":
         if self.device.type == "cuda":
             torch.cuda.reset_peak_memory_stats(self.device)
-            return self
-        self.exact = _reset_high_water_mark() and _status_kib("VmHWM") is not None
-        self._start_kib = _status_kib("VmRSS") if self.exact else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        else:
+            self.exact = _reset_high_water_mark()
+            self._start_kib = self._cpu_kib("VmRSS")
         return self
 
     def __exit__(self, *exc: object) -> None:
         if self.device.type == "cuda":
             self.gib = torch.cuda.max_memory_allocated(self.device) / 2**30
-            return
-        peak = _status_kib("VmHWM") if self.exact else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-        self.gib = max((peak or 0) - (self._start_kib or 0), 0) / 2**20
+        else:
+            self.gib = max(self._cpu_kib("VmHWM") - self._start_kib, 0) / 2**20
 
 
 def measure_iteration(model: Classifier, examples: Sequence[Example], task: str, method: str,

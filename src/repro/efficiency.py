@@ -44,15 +44,12 @@ def _spawn(fn: Callable[..., Any], *args: Any) -> Any:
 
 def _workbench(profile: str, data_dir: str | None, seed: int, device: str | None, root: str) -> "Workbench":
     """A fresh workbench whose artifact store is the throw-away folder ``root`` (the shared cache is not touched)."""
-    import torch
-
     from repro.workflow import Workbench
 
     wb = Workbench(profile, data_dir=data_dir, artifacts_dir=root, seed=seed)
     if device and device != "cpu":
         wb.model.to(device)
         wb.pre = {n: t.to(device) for n, t in wb.pre.items()}
-    torch.set_num_threads(max(torch.get_num_threads(), 1))
     return wb
 
 
