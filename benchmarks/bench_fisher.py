@@ -2,7 +2,7 @@
 
     python benchmarks/bench_fisher.py [--n 32] [--repeats 3] [--chunk 0] [--target logprob]
 
-Prints the wall time of :func:`repro.fisher.per_example_grads_loop` and :func:`repro.fisher.per_example_grads`
+Prints the wall time of :func:`repro.core.fisher.per_example_grads_loop` and :func:`repro.core.fisher.per_example_grads`
 over the P2 maskable set (every encoder-layer tensor) for one padded batch of ``--n`` examples, their ratio, and
 the largest absolute difference between the two.
 """
@@ -15,7 +15,7 @@ import time
 import torch
 
 from repro.data import Example, TaskSpec
-from repro.fisher import TARGETS, per_example_grads, per_example_grads_loop
+from repro.core.fisher import TARGETS, per_example_grads, per_example_grads_loop
 from repro.models import build_minilm
 
 WORDS = ("the film was a great and moving story with fine acting but a slow plot and dull ending that i "

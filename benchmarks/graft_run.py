@@ -15,8 +15,8 @@ import argparse
 import tempfile
 import time
 
-from repro.regions import evaluate_overrides, evaluate_region, graftable_total
-from repro.workflow import Workbench
+from repro.p1.regions import evaluate_overrides, evaluate_region, graftable_total
+from repro.workbench import Workbench
 
 
 def main() -> None:

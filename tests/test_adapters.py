@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import torch
 
-from repro.adapters import adapter_finetune, adapter_sites, bottleneck_adapters, lora_finetune
-from repro.evaluation import predict
+from repro.core.adapters import adapter_finetune, adapter_sites, bottleneck_adapters, lora_finetune
+from repro.core.evaluation import predict
 from repro.profiles import FinetuneRecipe
 
 RECIPE = FinetuneRecipe(optimizer="adamw", lr=1e-2, batch_size=4, steps=5, weight_decay=0.0, eval_every=0)

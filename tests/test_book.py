@@ -1,4 +1,4 @@
-"""Notebook runner, parameter validation, cache keys, claims page and CLI (repro.book, repro.cli)."""
+"""Notebook runner, parameter validation, cache keys, claims page and CLI (repro.runner.book, repro.runner.cli)."""
 
 from __future__ import annotations
 
@@ -6,11 +6,11 @@ import re
 
 import pytest
 
-from repro import book
-from repro.book import NotebookError, ParameterError, cache_key, notebook_parameters, run_notebook, validate_params
-from repro.cli import COMMANDS, main
+from repro.runner import book
+from repro.runner.book import NotebookError, ParameterError, cache_key, notebook_parameters, run_notebook, validate_params
+from repro.runner.cli import COMMANDS, main
 from repro.profiles import PROFILES
-from repro.results import load_results
+from repro.report.results import load_results
 
 STUBS = ["p1_localization", "p1_calibration_ood", "p1_multitask_continual", "p1_appendix", "p2_sensitivity",
          "p2_task_arithmetic", "p2_disentanglement", "p2_structure_cost", "p2_appendix"]
@@ -140,8 +140,8 @@ output_dir: str = "results"  # writes <output_dir>/<profile>/stub.json
 
 ```{code-cell} ipython3
 from repro.profiles import get_profile
-from repro.reference import reference_rows
-from repro.results import NOT_REPRODUCED, Results, paper_vs_ours
+from repro.report.reference import reference_rows
+from repro.report.results import NOT_REPRODUCED, Results, paper_vs_ours
 
 PROFILE = get_profile(profile)
 res = Results("stub", profile, params={"seed": seed, "data_dir": data_dir})
@@ -207,7 +207,7 @@ def test_tqdm_disable_switches_every_bar_off(monkeypatch):
 def test_batch_environment_splits_cores_and_restores(monkeypatch):
     import os
 
-    from repro.book import _batch_environment
+    from repro.runner.book import _batch_environment
 
     monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
     monkeypatch.setenv("TQDM_DISABLE", "0")

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from repro.calibration import compare_models, ece_reduction, reduction_rows
+from repro.p1.calibration import compare_models, ece_reduction, reduction_rows
 
 
 def test_ece_reduction_and_condition():
@@ -22,7 +22,7 @@ def test_ece_reduction_and_condition():
 
 
 def test_compare_models_rows_and_histograms(tmp_path):
-    from repro.workflow import Workbench
+    from repro.workbench import Workbench
 
     wb = Workbench("smoke", artifacts_dir=tmp_path)
     wb.task("SST-2")

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from repro.continual import continual_trainable, inference_region
-from repro.masks import Mask
+from repro.p1.continual import continual_trainable, inference_region
+from repro.core.masks import Mask
 
 SHAPES = {"w": (6,)}
 
@@ -44,9 +44,9 @@ def test_trained_sets_are_disjoint_and_cover_the_union():
 
 
 def test_sequential_finetune_is_forget_free_with_regions(tmp_path):
-    from repro.continual import continual_overrides, sequential_finetune
+    from repro.p1.continual import continual_overrides, sequential_finetune
     from repro.profiles import FinetuneRecipe
-    from repro.workflow import Workbench
+    from repro.workbench import Workbench
 
     wb = Workbench("smoke", artifacts_dir=tmp_path)
     seq = ["QNLI", "SST-2"]

@@ -5,10 +5,10 @@ from __future__ import annotations
 import torch
 
 from repro.artifacts import ArtifactStore, config_hash
-from repro.evaluation import evaluate, predict
-from repro.finetune import lr_at, train
-from repro.masks import Mask
-from repro.metrics import accuracy, agreement, expected_calibration_error, f1_binary
+from repro.core.evaluation import evaluate, predict
+from repro.core.finetune import lr_at, train
+from repro.core.masks import Mask
+from repro.core.metrics import accuracy, agreement, expected_calibration_error, f1_binary
 from repro.profiles import FinetuneRecipe, get_profile
 
 
@@ -93,7 +93,7 @@ def test_predict_overrides_change_logits(tiny_model, sent_examples):
 
 
 def test_predict_sorts_by_length_but_returns_input_order(tiny_model, sent_examples):
-    from repro.evaluation import length_order
+    from repro.core.evaluation import length_order
 
     order = length_order(sent_examples)
     lengths = [len(sent_examples[i].text_a) for i in order]

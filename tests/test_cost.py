@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from repro.cost import measure_iteration, ratios
-from repro.masks import Mask
+from repro.p2.cost import measure_iteration, ratios
+from repro.core.masks import Mask
 from repro.profiles import FinetuneRecipe
 
 RECIPE = FinetuneRecipe(optimizer="adamw", lr=1e-3, batch_size=4, steps=1, weight_decay=0.1)
@@ -28,7 +28,7 @@ def test_measure_dense_sparse_and_linearized(tiny_model, sent_examples):
 def test_peak_memory_counts_the_block_not_an_earlier_peak():
     import torch
 
-    from repro.cost import PeakMemory
+    from repro.p2.cost import PeakMemory
 
     earlier = torch.ones(64 * 2**20 // 4)  # a 64 MiB peak before the block
     del earlier

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from repro.generalization import bound_terms, log_theta_trivial, uc_variance_bound
+from repro.p1.generalization import bound_terms, log_theta_trivial, uc_variance_bound
 
 
 def test_variance_bound_formula_and_monotonicity():

@@ -7,7 +7,7 @@ from collections import Counter
 
 import pytest
 
-from repro import generated
+from repro.data import generated
 from repro.data import TASKS
 
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import torch
 
-from repro.evaluation import evaluate, forward
-from repro.finetune import train
-from repro.grafting import (graft_fraction, graft_gradient, grafted_params, learn_graft, movement_mask, random_mask,
+from repro.core.evaluation import evaluate, forward
+from repro.core.finetune import train
+from repro.core.grafting import (graft_fraction, graft_gradient, grafted_params, learn_graft, movement_mask, random_mask,
                             task_delta, zero_outside_params)
-from repro.masks import Mask
+from repro.core.masks import Mask
 from repro.profiles import FinetuneRecipe
 
 

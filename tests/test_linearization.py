@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import torch
 
-from repro.linearization import (SnapshotRecorder, gradient_drift, linearized_accuracy, snapshot_steps,
+from repro.p2.linear_regime import (SnapshotRecorder, gradient_drift, linearized_accuracy, snapshot_steps,
                                  train_with_snapshots)
-from repro.masks import Mask
+from repro.core.masks import Mask
 from repro.profiles import FinetuneRecipe
 
 RECIPE = FinetuneRecipe(optimizer="adamw", lr=1e-2, batch_size=4, steps=6, weight_decay=0.0, eval_every=0)
@@ -89,9 +89,9 @@ def test_recorder_copies():
 
 def test_drift_replay_is_the_zoo_run(tmp_path):
     """The checkpoints Fig. 7 replays are those of the zoo's own cached run (same final parameters)."""
-    from repro.linearization import drift_curve, zoo_trainable
-    from repro.methods import finetune_method, p2_recipe
-    from repro.workflow import Workbench
+    from repro.p2.linear_regime import drift_curve, zoo_trainable
+    from repro.p2.methods import finetune_method, p2_recipe
+    from repro.workbench import Workbench
 
     wb = Workbench("smoke", artifacts_dir=tmp_path)
     rec = p2_recipe(wb.profile)

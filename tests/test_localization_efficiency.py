@@ -7,12 +7,12 @@ import math
 import pytest
 import torch
 
-from repro.cost import measure_iteration
-from repro.efficiency import (calibration_iterations, inject_lora, paper_ratios, table3_rows, table4_rows)
-from repro.localization import grid_summary, localization_summary, mask_overlap_rows, structure_summary
-from repro.masks import Mask
+from repro.p2.cost import measure_iteration
+from repro.p2.efficiency import (calibration_iterations, inject_lora, paper_ratios, table3_rows, table4_rows)
+from repro.p2.localization import grid_summary, localization_summary, mask_overlap_rows, structure_summary
+from repro.core.masks import Mask
 from repro.profiles import FinetuneRecipe
-from repro.regions import placement_rows
+from repro.p1.regions import placement_rows
 
 
 def test_mask_overlap_rows_against_hand_counts():

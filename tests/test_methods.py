@@ -1,23 +1,23 @@
-"""The P2 method zoo (repro.methods), the task-arithmetic protocol (repro.arithmetic) and the §4.1 sensitivity
-drivers (repro.sensitivity) on the smoke profile: tiny random-init BERT, generated tasks, seconds."""
+"""The P2 method zoo (repro.p2.methods), the task-arithmetic protocol (repro.p2.arithmetic) and the §4.1 sensitivity
+drivers (repro.p2.sensitivity) on the smoke profile: tiny random-init BERT, generated tasks, seconds."""
 
 from __future__ import annotations
 
 import pytest
 import torch
 
-from repro import arithmetic as ar
-from repro import methods
-from repro.masks import Mask
+from repro.p2 import arithmetic as ar
+from repro.p2 import methods
+from repro.core.masks import Mask
 from repro.profiles import get_profile
-from repro.taskvec import TaskVector
+from repro.core.taskvec import TaskVector
 
 TASKS = ("SST-2", "AGNews")
 
 
 @pytest.fixture(scope="module")
 def wb(tmp_path_factory):
-    from repro.workflow import Workbench
+    from repro.workbench import Workbench
 
     prof = get_profile("smoke", p2_tasks=TASKS)
     return Workbench(prof, artifacts_dir=tmp_path_factory.mktemp("artifacts"))
@@ -140,7 +140,7 @@ def test_merging_scheme_ties_without_trim_for_talos(wb):
 
 
 def test_sensitivity_masks_and_matrices(wb):
-    from repro import sensitivity as sens
+    from repro.p2 import sensitivity as sens
 
     masks = sens.low_sensitivity_masks(wb, TASKS, n_examples=8, fraction=0.1)
     total = sum(wb.pre[n].numel() for n in wb.names("maskable"))
@@ -160,7 +160,7 @@ def test_negation_search_matches_the_full_grid_rule():
     """The early-stopping control search picks the α of select_negation_alpha over the whole grid."""
     import random
 
-    from repro.taskvec import select_negation_alpha
+    from repro.core.taskvec import select_negation_alpha
 
     grid = [0.0, 0.25, 0.5, 0.75, 1.0]
     rng = random.Random(0)
@@ -184,7 +184,7 @@ def test_negation_search_matches_the_full_grid_rule():
 
 def test_linear_accuracy_uses_the_exact_tangent(wb):
     """f_lin(θ0 + ατ) from the cached tangent equals a direct linearized evaluation at α."""
-    from repro.evaluation import score
+    from repro.core.evaluation import score
 
     tau = TaskVector(methods.finetune_method(wb, "SST-2", "linearized"))
     ev = ar.Evaluator(wb, ["SST-2"], None, n_val=16, n_test=16)

@@ -8,7 +8,7 @@ import torch
 import torch.nn.functional as F
 
 from repro.data import Example, TaskSpec
-from repro.evaluation import forward, predict
+from repro.core.evaluation import forward, predict
 from repro.models.build import MODEL_KEYS, build_model
 from repro.models.prompt_lm import encode_segments, render_segments
 from repro.profiles import get_profile

@@ -7,10 +7,10 @@ import math
 import pytest
 import torch
 
-from repro.finetune import train
-from repro.grafting import task_delta
-from repro.masks import Mask
-from repro.multitask import learn_joint_graft, overlap_rows, relative_gain, subsample, union_regions
+from repro.core.finetune import train
+from repro.core.grafting import task_delta
+from repro.core.masks import Mask
+from repro.p1.multitask import learn_joint_graft, overlap_rows, relative_gain, subsample, union_regions
 from repro.profiles import FinetuneRecipe
 
 

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from repro.data import Example, TaskSpec
-from repro.ood import label_mapping, map_examples
+from repro.p1.ood import label_mapping, map_examples
 
 QNLI = TaskSpec("QNLI", ("entailment", "not_entailment"), pair=True, label_prompts=("a", "b"))
 MNLI = TaskSpec("MNLI", ("entailment", "neutral", "contradiction"), pair=True, label_prompts=("a", "b", "c"))
@@ -33,8 +33,8 @@ def test_sentiment_maps_by_name_and_mismatches_fail():
 
 
 def test_ood_examples_use_source_label_space(tmp_path):
-    from repro.ood import ood_accuracy, ood_examples
-    from repro.workflow import Workbench
+    from repro.p1.ood import ood_accuracy, ood_examples
+    from repro.workbench import Workbench
 
     wb = Workbench("smoke", artifacts_dir=tmp_path)
     ex = ood_examples(wb, "QNLI", "MNLI")
@@ -45,9 +45,9 @@ def test_ood_examples_use_source_label_space(tmp_path):
 
 
 def test_wise_curve_endpoints(tmp_path):
-    from repro.masks import Mask
-    from repro.ood import best_point, ood_accuracy, wise_curve
-    from repro.workflow import Workbench
+    from repro.core.masks import Mask
+    from repro.p1.ood import best_point, ood_accuracy, wise_curve
+    from repro.workbench import Workbench
 
     wb = Workbench("smoke", artifacts_dir=tmp_path)
     wb.task("QNLI")

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import torch
 
-from repro.peft_runs import adapter_applied, adapter_params, adapter_run, budget_pct, lora_params, lora_run
+from repro.p1.peft_baselines import adapter_applied, adapter_params, adapter_run, budget_pct, lora_params, lora_run
 from repro.profiles import FinetuneRecipe
 
 RECIPE = FinetuneRecipe(optimizer="adamw", lr=1e-3, batch_size=4, steps=3, weight_decay=0.0, eval_every=0)
 
 
 def test_lora_and_adapter_runs_are_cached_and_leave_pre(tmp_path):
-    from repro.workflow import Workbench
+    from repro.workbench import Workbench
 
     wb = Workbench("smoke", artifacts_dir=tmp_path)
     before = {n: p.detach().clone() for n, p in wb.model.named_parameters()}

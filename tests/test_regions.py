@@ -5,15 +5,15 @@ from __future__ import annotations
 import pytest
 import torch
 
-from repro.comparison import attach_printed, mean_std, seed_rows
+from repro.report.comparison import attach_printed, mean_std, seed_rows
 from repro.data import TaskData
-from repro.finetune import train
-from repro.masks import Mask
+from repro.core.finetune import train
+from repro.core.masks import Mask
 from repro.profiles import FinetuneRecipe, get_profile
-from repro.regions import (evaluate_region, fish_regions, ft_and_graft, graftable_total, learned_region, lottery_curve,
+from repro.p1.regions import (evaluate_region, fish_regions, ft_and_graft, graftable_total, learned_region, lottery_curve,
                            magnitude_region, middle_layer_share, movement_region, placement_rows, random_region,
                            retrained_region, scope_fraction, sparsity_curve)
-from repro.trajectory import checkpoint_tracking, finetune_snapshots, model_labels, tracking_summary
+from repro.p1.trajectory import checkpoint_tracking, finetune_snapshots, model_labels, tracking_summary
 
 from conftest import SENTIMENT
 
@@ -24,7 +24,7 @@ RECIPE = FinetuneRecipe(optimizer="sgd", lr=5e-2, batch_size=4, steps=12, eval_e
 def wb(tmp_path, monkeypatch, sent_examples):
     """A smoke Workbench whose only task is the fixture sentiment task (no dependence on the data module)."""
     import repro.data
-    from repro.workflow import Workbench
+    from repro.workbench import Workbench
 
     def fake_load_task(name, profile, seed=13, k=None, data_dir=None):
         return TaskData(SENTIMENT, train=list(sent_examples), dev=list(sent_examples[::2]),

@@ -1,4 +1,4 @@
-"""The results JSON format (repro.results) and the printed reference tables (repro.reference)."""
+"""The results JSON format (repro.report.results) and the printed reference tables (repro.report.reference)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import math
 import numpy as np
 import pytest
 
-from repro.reference import load_reference, printed, reference_rows, select
-from repro.results import Results, ResultsError, load_results, paper_vs_ours, pct, validate
+from repro.report.reference import load_reference, printed, reference_rows, select
+from repro.report.results import Results, ResultsError, load_results, paper_vs_ours, pct, validate
 
 
 def _row(**kw):

@@ -6,8 +6,8 @@ import pytest
 import torch
 
 from repro.data import Example, TaskSpec
-from repro.masks import Mask
-from repro.taskvec import (
+from repro.core.masks import Mask
+from repro.core.taskvec import (
     TaskVector,
     adamerging,
     alpha_grid,
@@ -82,7 +82,7 @@ def test_sparse_save_load_roundtrip(tmp_path):
     for n in t.names:
         assert back[n].dtype == t[n].dtype and torch.equal(back[n], t[n])
     # the workflow's reader understands the same layout (it assumes float32 values)
-    from repro.workflow import load_sparse_vector
+    from repro.workbench import load_sparse_vector
 
     TaskVector({"w": w, "z": torch.zeros(3)}).save(tmp_path / "vec32")
     vec, _ = load_sparse_vector(tmp_path / "vec32")

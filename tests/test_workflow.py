@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from repro.workflow import Workbench
+from repro.workbench import Workbench
 
 
 def test_finetune_and_graft_are_cached(tmp_path):

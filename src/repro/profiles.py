@@ -2,7 +2,7 @@
 
 - ``smoke``: tiny random-init models of the same classes, tiny generated data.  Seconds.  Used by tests/CI.
 - ``cpu``:   the embedded default.  Real pretrained all-MiniLM-L6-v2 (offline, from PyPI) with frozen zero-shot
-             label-prompt heads, on tasks ``repro.generated`` builds (or real local data with ``data_dir``).
+             label-prompt heads, on tasks ``repro.data.generated`` builds (or real local data with ``data_dir``).
              Runs on 2 CPU cores.  Hyperparameters re-chosen for MiniLM on dev data (see the book's intro).
 - ``paper``: roberta-base / gpt2 / T5 / CLIP ViT-B/32 from the hub, the papers' hyperparameters, a GPU.
 
@@ -133,7 +133,7 @@ PROFILES: dict[str, Profile] = {
         # TaLoS / Fisher calibration inputs per task.  Measured 2026-11-23 (SST-2 / QNLI dev, 40 steps): 32 inputs
         # give the same TaLoS dev accuracy as 128 (0.688 / 0.578) at a quarter of the per-example-gradient cost
         talos_calibration_examples=32,
-        # task-arithmetic evaluation sizes (repro.arithmetic.protocol_settings), cut for the book's time budget:
+        # task-arithmetic evaluation sizes (repro.p2.arithmetic.protocol_settings), cut for the book's time budget:
         # 128 test examples per task (the same examples for every method), every 4th α of the grid
         # (0, 0.2, ..., 1.0, × 1/(1 − k) for the sparse methods), 30 AdaMerging steps
         extra={"p2_n_test": 128, "p2_alpha_stride": 4, "p2_adamerging_steps": 30},

@@ -1,0 +1,251 @@
+"""The one training loop, used by every fine-tuning method of both papers.
+
+:func:`train` fine-tunes a :class:`~repro.models.base.Classifier` in place on one or several tasks with a
+:class:`~repro.profiles.FinetuneRecipe` (P1: SGD, lr 1e-3, batch 2, wd 1e-4 not on bias/LayerNorm, clip 1.0,
+best-dev checkpoint; P2: AdamW with cosine schedule and warmup, wd 0.1, clip 1.0).  Which entries may change is
+given by ``trainable``: a list of parameter names (dense FT, BitFit) or a :class:`~repro.core.masks.Mask` (graft
+re-training, FISH, LoTA, TaLoS, grafting-continual).
+
+Sparse updates are exact: the :class:`MaskedOptimizer` keeps optimizer state only for trainable entries
+(flat indices), updates and decays only those, and tensors with no trainable entry get ``requires_grad=False``
+and no state at all, so every entry outside the mask stays bitwise unchanged and frozen tensors cost no
+backward/optimizer work.  Variants: an l1 penalty on the movement ``λ Σ|θ − θ_init|`` (P1 Fig. 5), and a
+linearized forward ``f(θ0) + J_θ0 (θ − θ0)`` via :func:`torch.func.jvp` (Ortiz-Jiménez et al. 2023; P2 baseline).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import dataclass, field
+from typing import Callable, Mapping, Sequence
+
+import torch
+from repro.progress import progress_bar
+
+from repro.data import Example
+from repro.core.evaluation import evaluate, forward
+from repro.core.masks import Mask
+from repro.models.base import Classifier
+from repro.profiles import FinetuneRecipe
+
+
+def is_no_decay(name: str) -> bool:
+    """P1 recipe: no weight decay on biases and LayerNorm weights."""
+    n = name.lower()
+    return n.endswith("bias") or "layernorm" in n or "layer_norm" in n or ".ln" in n
+
+
+def lr_at(step: int, recipe: FinetuneRecipe) -> float:
+    """Learning rate at optimizer step ``step`` (0-based): constant, linear or cosine decay after linear warmup."""
+    base, warm, total = recipe.lr, recipe.warmup_steps, max(recipe.steps, 1)
+    if warm and step < warm:
+        return base * (step + 1) / warm
+    if recipe.schedule == "constant":
+        return base
+    progress = (step - warm) / max(total - warm, 1)
+    if recipe.schedule == "cosine":
+        return 0.5 * base * (1 + math.cos(math.pi * min(progress, 1.0)))
+    if recipe.schedule == "linear":
+        return base * max(0.0, 1 - progress)
+    raise ValueError(f"unknown schedule {recipe.schedule!r}; choose constant, linear or cosine")
+
+
+class MaskedOptimizer:
+    """SGD (L2 weight decay in the gradient) or AdamW (decoupled decay) over selected entries only.
+
+    ``entries[name]`` is None (whole tensor trainable) or a 1-D LongTensor of flat indices.  State is kept per
+    selected entry; unselected entries are never read or written.
+    """
+
+    def __init__(self, params: Mapping[str, torch.nn.Parameter], entries: Mapping[str, torch.Tensor | None],
+                 recipe: FinetuneRecipe) -> None:
+        if recipe.optimizer not in ("sgd", "adamw"):
+            raise ValueError(f"unknown optimizer {recipe.optimizer!r}; choose sgd or adamw")
+        self.params = dict(params)
+        self.entries = dict(entries)
+        self.recipe = recipe
+        self.betas, self.eps = (0.9, 0.999), 1e-8
+        self.wd = {n: (0.0 if recipe.no_decay_bias_ln and is_no_decay(n) else recipe.weight_decay) for n in self.params}
+        self.state: dict[str, dict[str, torch.Tensor]] = {}
+        self.t = 0
+
+    def _grad(self, name: str) -> torch.Tensor | None:
+        p = self.params[name]
+        if p.grad is None:
+            return None
+        idx = self.entries[name]
+        return p.grad.reshape(-1) if idx is None else p.grad.reshape(-1)[idx]
+
+    def clip_(self, max_norm: float) -> float:
+        """Clip the gradient of the trainable entries to ``max_norm`` (global L2); returns the pre-clip norm."""
+        grads = [g for n in self.params if (g := self._grad(n)) is not None]
+        if not grads:
+            return 0.0
+        norm = torch.sqrt(sum((g.float() ** 2).sum() for g in grads))
+        if max_norm > 0 and norm > max_norm:
+            scale = max_norm / (norm + 1e-6)
+            for n, p in self.params.items():
+                if p.grad is not None:
+                    p.grad.mul_(scale)
+        return float(norm)
+
+    @torch.no_grad()
+    def step(self, lr: float) -> None:
+        self.t += 1
+        b1, b2 = self.betas
+        for n, p in self.params.items():
+            g = self._grad(n)
+            if g is None:
+                continue
+            idx = self.entries[n]
+            flat = p.data.view(-1)
+            w = flat if idx is None else flat[idx]
+            if self.recipe.optimizer == "sgd":
+                new = w - lr * (g + self.wd[n] * w)
+            else:
+                st = self.state.setdefault(n, {"m": torch.zeros_like(g), "v": torch.zeros_like(g)})
+                st["m"].mul_(b1).add_(g, alpha=1 - b1)
+                st["v"].mul_(b2).addcmul_(g, g, value=1 - b2)
+                mhat = st["m"] / (1 - b1 ** self.t)
+                vhat = st["v"] / (1 - b2 ** self.t)
+                new = w * (1 - lr * self.wd[n]) - lr * mhat / (vhat.sqrt() + self.eps)
+            if idx is None:
+                flat.copy_(new)
+            else:
+                flat[idx] = new
+
+    def zero_grad(self) -> None:
+        for p in self.params.values():
+            p.grad = None
+
+    def state_numel(self) -> int:
+        """Number of optimizer-state scalars held (for the P2 Table 3 memory accounting)."""
+        return sum(t.numel() for st in self.state.values() for t in st.values())
+
+
+@dataclass
+class TrainResult:
+    history: list[dict] = field(default_factory=list)  # rows: step, loss, lr, dev (when evaluated)
+    best_step: int = -1
+    best_dev: float = float("nan")
+    trainable_count: int = 0
+    seconds: float = 0.0
+
+
+def _resolve_trainable(model: Classifier, trainable: Sequence[str] | Mask) -> dict[str, torch.Tensor | None]:
+    """name → None (dense) or flat indices; tensors without any trainable entry are omitted."""
+    params = dict(model.named_parameters())
+    if isinstance(trainable, Mask):
+        out: dict[str, torch.Tensor | None] = {}
+        for n, t in trainable.tensors.items():
+            if n not in params:
+                raise KeyError(f"mask tensor {n!r} is not a model parameter")
+            cnt = int(t.sum())
+            if cnt == 0:
+                continue
+            out[n] = None if cnt == t.numel() else t.reshape(-1).nonzero().reshape(-1).to(params[n].device)
+        return out
+    names = list(trainable)
+    unknown = [n for n in names if n not in params]
+    if unknown:
+        raise KeyError(f"unknown parameter names {unknown[:5]}")
+    return {n: None for n in names}
+
+
+def train(
+    model: Classifier,
+    train_data: Mapping[str, Sequence[Example]],
+    recipe: FinetuneRecipe,
+    trainable: Sequence[str] | Mask,
+    dev_data: Mapping[str, Sequence[Example]] | None = None,
+    seed: int = 0,
+    l1_lambda: float = 0.0,
+    linearized: bool = False,
+    progress: bool = True,
+    eval_batch_size: int = 64,
+    callback: Callable[[int, Classifier], None] | None = None,
+) -> TrainResult:
+    """Fine-tune ``model`` in place on ``train_data`` (task → examples; several tasks = multi-task FT).
+
+    Each step draws one batch of ``recipe.batch_size`` from one task (tasks sampled in proportion to their size).
+    With ``recipe.eval_every > 0`` and dev data, the dev metric (mean over tasks) is computed every
+    ``eval_every`` steps and the best checkpoint (ties: the later one, as the official P1 trainer) is restored.
+    ``callback(step, model)``, if given, runs after every optimizer step (1-based ``step``, model holding the
+    just-updated parameters; e.g. to snapshot checkpoints along training, P1 Fig. 15); it must not modify the model.
+    """
+    import time
+
+    if not train_data:
+        raise ValueError("train_data is empty")
+    for task in train_data:
+        model._check_task(task)
+    start = time.perf_counter()
+    entries = _resolve_trainable(model, trainable)
+    params = dict(model.named_parameters())
+    for n, p in params.items():
+        p.requires_grad_(n in entries)
+    train_params = {n: params[n] for n in entries}
+    opt = MaskedOptimizer(train_params, entries, recipe)
+    init = {n: p.detach().clone() for n, p in train_params.items()} if (l1_lambda or linearized) else {}
+    linear_base = init if linearized else None
+
+    rng = random.Random(seed)
+    torch.manual_seed(seed)
+    tasks = list(train_data)
+    weights = [len(train_data[t]) for t in tasks]
+    orders = {t: [] for t in tasks}
+
+    def next_batch(task: str) -> list[Example]:
+        out = []
+        while len(out) < recipe.batch_size:
+            if not orders[task]:
+                orders[task] = rng.sample(range(len(train_data[task])), len(train_data[task]))
+            out.append(train_data[task][orders[task].pop()])
+        return out
+
+    result = TrainResult(trainable_count=sum(
+        (params[n].numel() if idx is None else idx.numel()) for n, idx in entries.items()))
+    best_state: dict[str, torch.Tensor] | None = None
+    do_eval = bool(recipe.eval_every) and bool(dev_data)
+
+    def dev_score() -> float:
+        vals = [evaluate(model, ex, t, batch_size=eval_batch_size, linear_base=linear_base)["value"]
+                for t, ex in dev_data.items()]
+        return sum(vals) / len(vals)
+
+    model.train()
+    bar = progress_bar(range(recipe.steps), enabled=progress, desc="fine-tune", leave=False)
+    for step in bar:
+        task = rng.choices(tasks, weights)[0]
+        batch = model.tokenize(task, next_batch(task))
+        logits = forward(model, batch, task, linear_base=linear_base)
+        loss = torch.nn.functional.cross_entropy(logits, batch["labels"])
+        if l1_lambda:
+            loss = loss + l1_lambda * sum((train_params[n] - init[n]).abs().sum() for n in train_params)
+        opt.zero_grad()
+        loss.backward()
+        opt.clip_(recipe.grad_clip)
+        lr = lr_at(step, recipe)
+        opt.step(lr)
+        if callback is not None:
+            callback(step + 1, model)
+        row = {"step": step + 1, "loss": loss.item(), "lr": lr, "task": task}
+        if do_eval and ((step + 1) % recipe.eval_every == 0 or step + 1 == recipe.steps):
+            dev = dev_score()
+            model.train()
+            row["dev"] = dev
+            if best_state is None or dev >= result.best_dev:
+                result.best_dev, result.best_step = dev, step + 1
+                best_state = {n: p.detach().clone() for n, p in train_params.items()}
+        result.history.append(row)
+        bar.set_postfix(loss=f"{row['loss']:.3f}")
+    if best_state is not None:
+        with torch.no_grad():
+            for n, p in train_params.items():
+                p.copy_(best_state[n])
+    model.eval()
+    for p in params.values():
+        p.requires_grad_(False)
+    result.seconds = time.perf_counter() - start
+    return result

@@ -1,0 +1,286 @@
+"""P1 §5.1 skill localization in a multi-task (MT) model: per-task regions, their overlap, transfer and unions.
+
+One model is fine-tuned jointly on several tasks (``Workbench.finetune([...])``); for each task i a region γ_i is
+learned with P1 Eq. 3 on task i's data only, with θ_ft = the MT model and γ_base = ∅ (``base=0.0``; App. C.2
+also uses top-1e-5 / top-1e-4).  Then (Fig. 8):
+
+- (a) the asymmetric overlap |γ_i ∩ γ_j| / |γ_j| (:func:`overlap_rows`, :meth:`repro.core.masks.Mask.overlap`);
+- (b) the relative accuracy gain Rel_{γ_i, t_j} of P1 Eq. 5 (:func:`relative_gain`, :func:`transfer_rows`);
+- (c) the same for unions γ_G = ∪_{i∈G} γ_i of task groups (:func:`union_regions`);
+- (d) the unions after 10 gradient steps of the graft objective on the joint loss Σ_{i∈G} L_i(γ)
+  (:func:`learn_joint_graft`, cached by :func:`tune_union`).
+
+None of this is in the official code (issue #2).  Our reading of "slightly fine-tuning the union region γ_G to
+optimize the joint loss Σ_{i∈G} L_i(γ) by only taking 10 gradient steps": L_i(γ) is the graft loss of Eq. 2, so
+the 10 steps are steps of the graft optimization (Eq. 3-4) started from γ_base = γ_G, with the task losses
+summed; the parameter values stay those of the MT model.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+from typing import TYPE_CHECKING, Mapping, Sequence
+
+import torch
+from repro.progress import progress_bar
+
+from repro.data import Example
+from repro.core.evaluation import evaluate
+from repro.core.grafting import (GraftResult, graft_fraction, graft_gradient, graft_step, grafted_params,
+                            init_scores, rounded_mask)
+from repro.core.masks import Mask
+from repro.core.metrics import accuracy
+from repro.models.base import Classifier
+
+if TYPE_CHECKING:  # pragma: no cover
+    from repro.workbench import Workbench
+
+
+def relative_gain(p_graft: float, p_pre: float, p_mt: float) -> float:
+    """P1 Eq. 5: Rel_{γ,t} = (P_{γ,t} − P_{0,t}) / (P_{1,t} − P_{0,t}); NaN when the MT model gained nothing."""
+    gain = p_mt - p_pre
+    if abs(gain) < 1e-12:
+        return float("nan")
+    return (p_graft - p_pre) / gain
+
+
+def overlap_rows(regions: Mapping[str, Mask]) -> list[dict]:
+    """P1 Fig. 8a: one row per (i, j) with overlap = |γ_i ∩ γ_j| / |γ_j| (row i, column j)."""
+    rows = []
+    for i, gi in regions.items():
+        for j, gj in regions.items():
+            rows.append({"row": i, "col": j, "overlap": gi.overlap(gj), "size_row": gi.count(),
+                         "size_col": gj.count()})
+    return rows
+
+
+def union_regions(regions: Mapping[str, Mask], groups: Mapping[str, Sequence[str]]) -> dict[str, Mask]:
+    """γ_G = ∪_{i∈G} γ_i for every named group (P1 Fig. 8c); unknown task names fail naming the valid ones."""
+    out = {}
+    for g, members in groups.items():
+        missing = [t for t in members if t not in regions]
+        if missing:
+            raise KeyError(f"group {g!r}: no region for {missing}; regions exist for {sorted(regions)}")
+        out[g] = Mask.union(regions[t] for t in members)
+    return out
+
+
+def subsample(examples: Sequence[Example], limit: int | None, seed: int = 0) -> list[Example]:
+    """A fixed label-balanced subset of at most ``limit`` examples; all of them when ``limit`` is falsy."""
+    from repro.data import balanced_sample
+
+    if not limit or len(examples) <= limit:
+        return list(examples)
+    return balanced_sample(examples, limit, seed=seed)
+
+
+# --------------------------------------------------------------------------------------------------------
+# Rel matrices
+# --------------------------------------------------------------------------------------------------------
+def transfer_rows(wb: "Workbench", regions: Mapping[str, Mask], tasks: Sequence[str],
+                  vector: Mapping[str, torch.Tensor], split: str = "test", limit: int | None = None,
+                  kind: str = "single") -> list[dict]:
+    """P1 Fig. 8b-d: accuracy of θ_pre + γ_r ⊙ τ_MT on every task, and Rel_{γ_r, t} (Eq. 5).
+
+    One row per (region r, task t): ``acc`` (P_{γ,t}), ``pre`` (P_{0,t}), ``mt`` (P_{1,t}), ``rel``, all
+    accuracies as fractions on the same (sub-sampled) ``split``.  ``kind`` labels the rows (single/union/tuned).
+    """
+    ref = mt_reference(wb, tasks, vector, split, limit)
+    rows = []
+    for r, mask in regions.items():
+        ov = wb.overrides(vector, 1.0, mask)
+        for t in tasks:
+            acc = _acc(wb, t, ov, split, limit)
+            rows.append({"kind": kind, "region": r, "task": t, "acc": acc, "pre": ref[t]["pre"],
+                         "mt": ref[t]["mt"], "rel": relative_gain(acc, ref[t]["pre"], ref[t]["mt"]),
+                         "region_size": mask.count(), "density": mask.density()})
+    return rows
+
+
+def mt_reference(wb: "Workbench", tasks: Sequence[str], vector: Mapping[str, torch.Tensor], split: str = "test",
+                 limit: int | None = None) -> dict[str, dict[str, float]]:
+    """P_{0,t} (pre-trained) and P_{1,t} (MT model) accuracies per task, memoized on the workbench."""
+    memo = wb.__dict__.setdefault("_mt_reference", {})
+    key_vec = _vec_key(vector)
+    out = {}
+    for t in tasks:
+        key = (t, split, limit, key_vec)
+        if key not in memo:
+            memo[key] = {"pre": _acc(wb, t, None, split, limit), "mt": _acc(wb, t, wb.overrides(vector), split, limit)}
+        out[t] = memo[key]
+    return out
+
+
+def _acc(wb: "Workbench", task: str, overrides, split: str, limit: int | None) -> float:
+    ex = subsample(wb.task(task).split(split), limit)
+    pred = wb.predict(task, examples=ex, overrides=overrides)
+    return accuracy(pred.preds, pred.labels)
+
+
+def _vec_key(vector: Mapping[str, torch.Tensor]) -> str:
+    from repro.workbench import _vec_digest
+
+    return _vec_digest(vector)
+
+
+# --------------------------------------------------------------------------------------------------------
+# joint graft optimization (Fig. 8d)
+# --------------------------------------------------------------------------------------------------------
+def learn_joint_graft(
+    model: Classifier,
+    tasks: Sequence[str],
+    delta: Mapping[str, torch.Tensor],
+    train: Mapping[str, Sequence[Example]],
+    dev: Mapping[str, Sequence[Example]],
+    base: Mask,
+    lr: float = 1e7,
+    steps: int = 10,
+    batch_size: int = 8,
+    max_examples: int = 1024,
+    sigmoid_bias: float = 10.0,
+    seed: int = 0,
+    progress: bool = True,
+    eval_batch_size: int = 64,
+) -> GraftResult:
+    """P1 Eq. 3-4 on the joint loss Σ_{i∈G} L_i(γ), started from γ_base = ``base`` (the union region γ_G).
+
+    Each step adds the per-task graft gradients (mean over ≤ ``max_examples`` shuffled training examples of each
+    task) and takes the same manual step as :func:`repro.core.grafting.learn_graft`; the rounded mask is scored by the
+    mean over tasks of (train + dev) accuracy and the best one is kept (strict >, step 0 = γ_G itself included,
+    so the result is never worse than the union on that score).  The model must hold θ_pre on ``delta``.
+    """
+    missing = [t for t in tasks if t not in train]
+    if missing:
+        raise KeyError(f"no training data for {missing}; have {sorted(train)}")
+    S = init_scores(delta, seed)
+    was_training = model.training
+    model.eval()
+    rng = random.Random(seed)
+
+    def score(mask: Mask) -> float:
+        theta = grafted_params(model, delta, mask)
+        total = 0.0
+        for t in tasks:
+            total += evaluate(model, list(train[t])[:max_examples], t, theta, batch_size=eval_batch_size)["value"]
+            if dev.get(t):
+                total += evaluate(model, dev[t], t, theta, batch_size=eval_batch_size)["value"]
+        return total / len(tasks)
+
+    start = rounded_mask(S, base, sigmoid_bias)
+    best = score(start)
+    result = GraftResult(mask=start, S={n: s.clone() for n, s in S.items()}, base_count=base.count())
+    result.history.append({"step": 0, "score": best, "count": start.count(), "density": start.density()})
+    quiet = not progress or os.environ.get("TQDM_DISABLE", "") not in ("", "0")
+    for step in progress_bar(range(steps), enabled=not quiet, desc="joint graft", leave=False):
+        frac = graft_fraction(S, base, sigmoid_bias)
+        G = {n: torch.zeros_like(d) for n, d in delta.items()}
+        for t in tasks:
+            sample = list(train[t])
+            rng.shuffle(sample)
+            Gt = graft_gradient(model, t, sample[:max_examples], delta, frac, batch_size)
+            for n in G:
+                G[n] += Gt[n]
+        S = graft_step(S, G, base, lr, sigmoid_bias)
+        mask = rounded_mask(S, base, sigmoid_bias)
+        sc = score(mask)
+        result.history.append({"step": step + 1, "score": sc, "count": mask.count(), "density": mask.density()})
+        if sc > best:
+            best = sc
+            result.best_step, result.mask = step + 1, mask
+            result.S = {n: s.clone() for n, s in S.items()}
+    model.train(was_training)
+    return result
+
+
+def tune_union(wb: "Workbench", tasks: Sequence[str], vector: Mapping[str, torch.Tensor], union: Mask,
+               steps: int = 10, seed: int | None = None, tag: str = "", lr: float | None = None,
+               max_examples: int | None = None) -> tuple[Mask, dict]:
+    """Cached :func:`learn_joint_graft` of ``union`` on ``tasks``' k-shot data with the profile's graft settings
+    (``lr`` / ``max_examples`` per task override the profile's)."""
+    from repro.workbench import _mask_digest, _vec_digest
+
+    p = wb.profile
+    seed = wb.seed if seed is None else seed
+    lr = p.graft_lr if lr is None else float(lr)
+    max_examples = p.graft_max_examples if max_examples is None else int(max_examples)
+    datas = {t: wb.task(t, seed=seed) for t in tasks}
+    names = wb.names("graftable")
+    delta = {n: vector[n] if n in vector else torch.zeros_like(wb.pre[n]) for n in names}
+    config = {"kind": "joint-graft", "tasks": list(tasks), "k": p.k_shot, "seed": seed,
+              "base": f"mask:{union.count()}:{_mask_digest(union)}", "lr": lr, "steps": steps,
+              "bs": p.graft_batch_size, "max_examples": max_examples, "b": p.graft_sigmoid_bias,
+              "vector": _vec_digest(delta), "data": wb.data_tag, "tag": tag}
+    path = wb.store.path("graft", config)
+    try:
+        return Mask.load(path), json.loads(path.with_suffix(".json").read_text())
+    except FileNotFoundError:
+        pass
+    wb.restore_pre()
+    res = learn_joint_graft(wb.model, tasks, delta, {t: d.train for t, d in datas.items()},
+                            {t: d.dev for t, d in datas.items()}, union, lr=lr, steps=steps,
+                            batch_size=p.graft_batch_size, max_examples=max_examples,
+                            sigmoid_bias=p.graft_sigmoid_bias, seed=seed, eval_batch_size=p.eval_batch_size)
+    meta = {"config": config, "history": res.history, "best_step": res.best_step, "base_count": res.base_count,
+            "count": res.mask.count(), "density": res.mask.density()}
+    res.mask.save(path, meta)
+    return Mask.load(path), meta
+
+
+# --------------------------------------------------------------------------------------------------------
+# the whole Fig. 8 study, and its summaries
+# --------------------------------------------------------------------------------------------------------
+def task_regions(wb: "Workbench", tasks: Sequence[str], vector: Mapping[str, torch.Tensor], base: float = 0.0,
+                 steps: int | None = None, **graft_kw) -> tuple[dict[str, Mask], dict[str, dict]]:
+    """γ_i for every task: P1 Eq. 3 on task i's data with θ_ft = the MT model and γ_base = top-``base`` movement of
+    the MT vector (0 = ∅, P1 §5.1).  Cached through :meth:`Workbench.graft`; returns (regions, metas)."""
+    regions, metas = {}, {}
+    for t in tasks:
+        regions[t], metas[t] = wb.graft(t, vector, base=base, steps=steps, **graft_kw)
+    return regions, metas
+
+
+def region_study(wb: "Workbench", tasks: Sequence[str], vector: Mapping[str, torch.Tensor],
+                 groups: Mapping[str, Sequence[str]], base: float = 0.0, steps: int | None = None,
+                 tune_steps: int = 10, split: str = "test", limit: int | None = None,
+                 graft_kw: Mapping | None = None, tune_kw: Mapping | None = None) -> dict[str, list[dict] | dict]:
+    """P1 Fig. 8 (and 11-14 with another ``base`` / MT model): regions, (a) overlap rows, (b) single-region Rel
+    rows, (c) union Rel rows, (d) tuned-union Rel rows (``tune_steps`` = 0 skips d).  ``graft_kw`` go to
+    :meth:`Workbench.graft` (``lr``, ``max_examples``), ``tune_kw`` to :func:`tune_union`."""
+    regions, metas = task_regions(wb, tasks, vector, base, steps, **dict(graft_kw or {}))
+    out: dict = {"regions": regions, "metas": metas, "overlap": overlap_rows(regions),
+                 "single": transfer_rows(wb, regions, tasks, vector, split, limit, kind="single")}
+    if groups:
+        unions = union_regions(regions, groups)
+        out["union"] = transfer_rows(wb, unions, tasks, vector, split, limit, kind="union")
+        if tune_steps:
+            tuned = {g: tune_union(wb, groups[g], vector, unions[g], steps=tune_steps, **dict(tune_kw or {}))[0]
+                     for g in groups}
+            out["tuned"] = transfer_rows(wb, tuned, tasks, vector, split, limit, kind="tuned")
+    return out
+
+
+def overlap_summary(rows: Sequence[Mapping], similar: Sequence[tuple[str, str]] = ()) -> dict[str, float]:
+    """Mean / max off-diagonal overlap, and the mean over the ``similar`` pairs (both directions) vs the others."""
+    off = [r for r in rows if r["row"] != r["col"]]
+    sim = {frozenset(p) for p in similar}
+    is_sim = [frozenset((r["row"], r["col"])) in sim for r in off]
+    vals = [r["overlap"] for r in off]
+    s_vals = [v for v, f in zip(vals, is_sim) if f]
+    o_vals = [v for v, f in zip(vals, is_sim) if not f]
+    mean = (lambda xs: sum(xs) / len(xs) if xs else float("nan"))
+    return {"mean_offdiag": mean(vals), "max_offdiag": max(vals) if vals else float("nan"),
+            "mean_similar": mean(s_vals), "mean_other": mean(o_vals)}
+
+
+def group_summary(rows: Sequence[Mapping], groups: Mapping[str, Sequence[str]]) -> list[dict]:
+    """Per group: mean and min Rel over the group's own tasks and mean Rel over the other tasks."""
+    out = []
+    for g, members in groups.items():
+        own = [r["rel"] for r in rows if r["region"] == g and r["task"] in members and r["rel"] == r["rel"]]
+        other = [r["rel"] for r in rows if r["region"] == g and r["task"] not in members and r["rel"] == r["rel"]]
+        out.append({"group": g, "kind": rows[0]["kind"] if rows else "", "tasks": "+".join(members),
+                    "mean_in": sum(own) / len(own) if own else float("nan"), "min_in": min(own, default=float("nan")),
+                    "mean_out": sum(other) / len(other) if other else float("nan")})
+    return out

@@ -1,0 +1,296 @@
+"""P1 §2-3 and App. B: where a fine-tuned skill lives.  Region baselines and sweeps over region size.
+
+A *region* is a :class:`~repro.core.masks.Mask` over an eligible parameter set; the grafted model is
+θ_pre + γ ⊙ τ (P1 Eq. 1, τ = θ_ft − θ_pre), evaluated through overrides.  This module builds and scores the
+regions the paper compares:
+
+- ``learned``: the graft learned by P1 Eq. 2-4 on top of γ_base = top-s movement (:meth:`Workbench.graft`);
+- ``movement``: γ_base alone, the top-s entries by |τ| (P1 Fig. 2);
+- ``random``: a uniformly random region of the same size (P1 Fig. 2, Table 8);
+- bias-only versions of the first two (P1 Fig. 4a: the learned graft restricted to the biases);
+- lottery-ticket localization (P1 Fig. 4b): θ_ft inside a region of the largest |θ_ft| entries, 0 outside;
+- any given mask (FISH, P1 Table 8; the learned region re-trained, P1 Table 1).
+
+Sizes are always reported relative to the *graftable* set (P1's convention), whatever the region's own eligible
+set: ``count`` entries, ``density = count / |graftable|`` and ``sparsity_pct = 100 · density``.
+:func:`placement_rows` says where a region's entries sit (per layer and sub-module type, P1 Fig. 9-10).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
+
+import torch
+
+from repro.data import Example
+from repro.core.evaluation import Predictions, score
+from repro.core.grafting import movement_mask, zero_outside_params
+from repro.core.masks import Mask
+from repro.core.metrics import agreement
+from repro.models.base import layer_index, module_type
+
+if TYPE_CHECKING:  # pragma: no cover
+    from repro.workbench import Workbench
+
+REGIONS: tuple[str, ...] = ("learned", "movement", "random")
+#: Sub-module types in P1 Fig. 10 order (``module_type`` labels; GPT-2's fused attention is ``QKV``)
+TYPE_ORDER: tuple[str, ...] = ("Q", "K", "V", "QKV", "O", "FFN-in", "FFN-out", "LayerNorm", "other")
+
+
+# --- helpers ----------------------------------------------------------------------------------------
+def restrict(vector: Mapping[str, torch.Tensor], shapes: Mapping[str, tuple[int, ...]]) -> dict[str, torch.Tensor]:
+    """``vector`` on exactly the tensors of ``shapes`` (zeros where the vector has no entry)."""
+    return {n: vector[n] if n in vector else torch.zeros(s) for n, s in shapes.items()}
+
+
+def graftable_total(wb: "Workbench") -> int:
+    """|graftable set|: the denominator of every reported sparsity (P1: the transformer-block parameters)."""
+    return sum(int(torch.Size(s).numel()) for s in wb.shapes("graftable").values())
+
+
+def scope_fraction(wb: "Workbench", sparsity: float, scope: str) -> float:
+    """The fraction of ``scope``'s own eligible set that holds ``sparsity`` × |graftable| entries."""
+    own = sum(int(torch.Size(s).numel()) for s in wb.shapes(scope).values())
+    frac = sparsity * graftable_total(wb) / own
+    if frac > 1.0:
+        raise ValueError(f"sparsity {sparsity} of the graftable set is more than the whole {scope!r} set "
+                         f"({own} entries = {own / graftable_total(wb):.3g} of graftable)")
+    return frac
+
+
+def size_fields(mask: Mask, total: int) -> dict[str, float]:
+    """Region size as P1 reports it: entries, density and percentage of the graftable set."""
+    c = mask.count()
+    return {"count": c, "density": c / total, "sparsity_pct": 100.0 * c / total}
+
+
+def score_predictions(wb: "Workbench", task: str, pred: Predictions,
+                      reference: Predictions | None = None) -> dict[str, float]:
+    """Task metric, accuracy, F1 (binary) and ECE as fractions, plus agreement with ``reference`` predictions."""
+    out = score(pred, wb.model.specs[task].metric)
+    if reference is not None:
+        out["agreement"] = agreement(pred.preds, reference.preds)
+    return out
+
+
+def evaluate_overrides(wb: "Workbench", task: str, overrides: Mapping[str, torch.Tensor] | None, *,
+                       examples: Sequence[Example] | None = None, reference: Predictions | None = None,
+                       split: str = "test") -> tuple[dict[str, float], Predictions]:
+    """Score a model given as overrides on ``task`` (``examples`` default to the split); returns (scores, preds)."""
+    pred = wb.predict(task, split, overrides, examples=examples)
+    return score_predictions(wb, task, pred, reference), pred
+
+
+def evaluate_region(wb: "Workbench", task: str, vector: Mapping[str, torch.Tensor], mask: Mask, *,
+                    examples: Sequence[Example] | None = None, reference: Predictions | None = None,
+                    split: str = "test") -> dict[str, float]:
+    """P1 Eq. 1 graft θ_pre + γ ⊙ τ scored on ``task`` (fractions), with the region's size fields."""
+    scores, _ = evaluate_overrides(wb, task, wb.overrides(vector, mask=mask), examples=examples,
+                                   reference=reference, split=split)
+    return {**scores, **size_fields(mask, graftable_total(wb))}
+
+
+# --- region builders --------------------------------------------------------------------------------
+def movement_region(wb: "Workbench", vector: Mapping[str, torch.Tensor], sparsity: float,
+                    scope: str = "graftable") -> Mask:
+    """γ_base: the top entries by |τ| within ``scope``, ``sparsity`` × |graftable| of them (P1 §3.1, Fig. 2)."""
+    shapes = wb.shapes(scope)
+    return movement_mask(restrict(vector, shapes), scope_fraction(wb, sparsity, scope))
+
+
+def random_region(wb: "Workbench", count: int, seed: int = 0, scope: str = "graftable") -> Mask:
+    """A uniformly random region of ``count`` entries of ``scope`` (P1 Fig. 2, Table 8 "Random Graft")."""
+    return Mask.random(wb.shapes(scope), count, seed=seed)
+
+
+def magnitude_region(wb: "Workbench", vector: Mapping[str, torch.Tensor], density: float) -> Mask:
+    """Lottery-ticket region (P1 Fig. 4b): the ``density`` fraction of graftable entries with the largest |θ_ft|."""
+    shapes = wb.shapes("graftable")
+    theta_ft = {n: (wb.pre[n] + vector[n]) if n in vector else wb.pre[n] for n in shapes}
+    return Mask.top_fraction({n: t.abs() for n, t in theta_ft.items()}, density, largest=True)
+
+
+def fish_regions(wb: "Workbench", task: str, densities: Sequence[float], *, k: int | None = None,
+                 seed: int | None = None, batch_size: int = 16) -> dict[float, Mask]:
+    """FISH masks (Sung et al. 2021; P1 App. B.4, Table 8) over the graftable set, one per density (cached).
+
+    One empirical Fisher Σ_x (∂ log p(y|x)/∂θ)² of the *pre-trained* model on ``task``'s k-shot training set
+    (true labels, :func:`repro.core.fisher.diagonal_fisher`), then the top-``density`` entries for each density.
+    """
+    from repro.core.fisher import diagonal_fisher
+
+    seed = wb.seed if seed is None else seed
+    p = wb.profile
+    data = wb.task(task, k=k, seed=seed)
+    base = {"what": "fish", "task": task, "k": k or p.k_shot, "seed": seed, "model": p.model,
+            "max_length": p.max_length, "data": wb.data_tag, "target": "logprob", "labels": "true"}
+    out: dict[float, Mask] = {}
+    scores = None
+    for d in densities:
+        path = wb.store.path("fish", {**base, "density": d})
+        try:
+            out[d] = Mask.load(path)
+            continue
+        except FileNotFoundError:
+            pass
+        if scores is None:
+            wb.restore_pre()
+            scores = diagonal_fisher(wb.model, data.train, task, wb.names("graftable"), target="logprob",
+                                     label_source="true", batch_size=batch_size, seed=seed, progress=False)
+        mask = Mask.top_fraction(scores, d, largest=True)
+        mask.save(path, {"config": {**base, "density": d}})
+        out[d] = Mask.load(path)
+    return out
+
+
+def learned_region(wb: "Workbench", task: str, vector: Mapping[str, torch.Tensor], sparsity: float, *,
+                   scope: str = "graftable", steps: int | None = None, k: int | None = None,
+                   seed: int | None = None) -> tuple[Mask, dict]:
+    """P1 Eq. 2-4 graft on γ_base = top-``sparsity`` movement (sparsity of the graftable set), cached."""
+    base = sparsity if scope == "graftable" else scope_fraction(wb, sparsity, scope)
+    return wb.graft(task, vector, base=base, steps=steps, scope=scope, k=k, seed=seed)
+
+
+# --- one fine-tuned model vs its graft (P1 Table 1-2) ------------------------------------------------------
+def ft_and_graft(wb: "Workbench", task: str, *, k: int | None = None, seed: int | None = None,
+                 base: float | None = None, steps: int | None = None, recipe=None,
+                 examples: Sequence[Example] | None = None) -> dict:
+    """P1 Table 2 for one (task, k, seed): the FT model and its learned graft on γ_base = top-``base``.
+
+    Returns ``{"tau", "mask", "meta", "ft", "graft"}``; ``ft`` / ``graft`` are score dicts (fractions) with
+    the region size fields, and ``graft["agreement"]`` = share of test examples on which graft and FT agree.
+    """
+    base = wb.profile.graft_base_sparsity if base is None else base
+    tau = wb.finetune(task, recipe, k=k, seed=seed)
+    mask, meta = wb.graft(task, tau, base=base, k=k, steps=steps, seed=seed)
+    ft, ft_pred = evaluate_overrides(wb, task, wb.overrides(tau), examples=examples)
+    graft = evaluate_region(wb, task, tau, mask, examples=examples, reference=ft_pred)
+    total = graftable_total(wb)
+    ft.update({"count": total, "density": 1.0, "sparsity_pct": 100.0})
+    graft["base_count"] = meta.get("base_count")
+    return {"tau": tau, "mask": mask, "meta": meta, "ft": ft, "graft": graft}
+
+
+def retrained_region(wb: "Workbench", task: str, trainable: Mask | str, *, k: int | None = None,
+                     seed: int | None = None, recipe=None,
+                     examples: Sequence[Example] | None = None) -> dict[str, float]:
+    """P1 Table 1: fine-tune from θ_pre updating only ``trainable`` (a learned region: graft re-training; "bias":
+    BitFit), then score the result; ``count`` / ``sparsity_pct`` give the number of updated entries."""
+    if isinstance(trainable, Mask) and trainable.count() == 0:
+        tau = None  # nothing to train (e.g. an empty graft of a tiny smoke model): the pre-trained model
+    else:
+        tau = wb.finetune(task, recipe, k=k, seed=seed, trainable=trainable)
+    scores, _ = evaluate_overrides(wb, task, wb.overrides(tau), examples=examples)
+    total = graftable_total(wb)
+    if isinstance(trainable, Mask):
+        count = trainable.count()
+    else:
+        count = sum(int(torch.Size(s).numel()) for s in wb.shapes(trainable).values())
+    return {**scores, "count": count, "density": count / total, "sparsity_pct": 100.0 * count / total}
+
+
+# --- sweeps -----------------------------------------------------------------------------------------
+def sparsity_curve(wb: "Workbench", task: str, vector: Mapping[str, torch.Tensor], sparsities: Iterable[float],
+                   regions: Sequence[str] = REGIONS, *, scope: str = "graftable", steps: int | None = None,
+                   k: int | None = None, random_seeds: Sequence[int] = (0,),
+                   examples: Sequence[Example] | None = None, label: str = "") -> list[dict]:
+    """P1 Fig. 2 / 3 / 4a / 5: accuracy of learned, movement (γ_base) and random regions vs region size.
+
+    One row per (sparsity, region[, random seed]): ``task, region, scope, target_sparsity`` (fraction of the
+    graftable set asked for), the size fields (of the region actually used: a learned graft may end larger or
+    smaller than γ_base), ``value/acc/ece`` (fractions), and ``label`` (e.g. the FT variant).  Random regions
+    have the learned region's size when it was learned, else γ_base's.
+    """
+    unknown = set(regions) - set(REGIONS)
+    if unknown:
+        raise ValueError(f"unknown regions {sorted(unknown)}; choose from {REGIONS}")
+    total = graftable_total(wb)
+    rows = []
+    for s in sparsities:
+        base = movement_region(wb, vector, s, scope)
+        learned = None
+        if "learned" in regions:
+            learned, meta = learned_region(wb, task, vector, s, scope=scope, steps=steps, k=k)
+        for region in regions:
+            if region == "random":
+                size = learned.count() if learned is not None else base.count()
+                masks = [(seed, random_region(wb, size, seed, scope)) for seed in random_seeds]
+            else:
+                masks = [(None, learned if region == "learned" else base)]
+            for seed, mask in masks:
+                r = evaluate_region(wb, task, vector, mask, examples=examples)
+                rows.append({"task": task, "label": label, "region": region, "scope": scope,
+                             "target_sparsity": s, "random_seed": seed, "base_count": base.count(),
+                             **{key: r[key] for key in ("count", "density", "sparsity_pct")},
+                             "value": r["value"], "acc": r["acc"], "ece": r["ece"]})
+    return rows
+
+
+def lottery_curve(wb: "Workbench", task: str, vector: Mapping[str, torch.Tensor], densities: Iterable[float], *,
+                  examples: Sequence[Example] | None = None) -> list[dict]:
+    """P1 Fig. 4b: lottery-ticket localization without re-training vs grafting the same region.
+
+    For each density d the region is the top-d graftable entries by |θ_ft| (magnitude pruning, the lottery-ticket
+    criterion); ``zero_outside`` keeps θ_ft inside and sets the rest of the graftable set to 0, ``graft`` keeps
+    θ_pre outside (P1 Eq. 1).  Rows: ``task, density, count, method, value, acc, ece``.
+    """
+    total = graftable_total(wb)
+    rows = []
+    shapes = wb.shapes("graftable")
+    delta = restrict(vector, shapes)
+    for d in densities:
+        region = magnitude_region(wb, vector, d)
+        wb.restore_pre()
+        lottery = zero_outside_params(wb.model, delta, region)
+        for method, ov in (("zero_outside", lottery), ("graft", wb.overrides(vector, mask=region))):
+            r, _ = evaluate_overrides(wb, task, ov, examples=examples)
+            rows.append({"task": task, "method": method, "target_density": d, **size_fields(region, total),
+                         "value": r["value"], "acc": r["acc"], "ece": r["ece"]})
+    return rows
+
+
+# --- where the region sits (P1 Fig. 9-10) -------------------------------------------------------------
+def placement_rows(mask: Mask, **labels: object) -> list[dict]:
+    """Per (layer, sub-module type, weight/bias) counts of a region: ``selected``, ``eligible``, and shares.
+
+    ``share_of_region`` = selected / |region| (P1 Fig. 9-10 plot this per layer and per type);
+    ``share_of_group`` = selected / eligible (how much of that group is in the region).  ``labels`` (e.g.
+    ``task="SST-2"``) are copied into every row.
+    """
+    groups: dict[tuple, list[int]] = {}
+    for n, t in mask.tensors.items():
+        li = layer_index(n)
+        key = (-1 if li is None else li, module_type(n), "bias" if n.endswith("bias") else "weight")
+        g = groups.setdefault(key, [0, 0])
+        g[0] += int(t.sum())
+        g[1] += t.numel()
+    total = max(mask.count(), 1)
+    rows = []
+    for (layer, typ, kind), (sel, elig) in sorted(groups.items(), key=lambda kv: (kv[0][0], _type_rank(kv[0][1]),
+                                                                                    kv[0][2])):
+        rows.append({**labels, "layer": layer, "type": typ, "kind": kind, "selected": sel, "eligible": elig,
+                     "share_of_region": sel / total, "share_of_group": sel / max(elig, 1)})
+    return rows
+
+
+def _type_rank(t: str) -> int:
+    return TYPE_ORDER.index(t) if t in TYPE_ORDER else len(TYPE_ORDER)
+
+
+def middle_layer_share(mask: Mask) -> dict[str, float]:
+    """Share of a region in the first / middle / last third of the layers (P1 Fig. 9 "middle layers" claim)."""
+    layers = sorted({li for n in mask.tensors if (li := layer_index(n)) is not None})
+    if not layers:
+        raise ValueError("mask has no per-layer tensors")
+    n = len(layers)
+    thirds = {"first": layers[: n // 3], "middle": layers[n // 3 : n - n // 3], "last": layers[n - n // 3 :]}
+    counts = {k: 0 for k in thirds}
+    for name, t in mask.tensors.items():
+        li = layer_index(name)
+        for k, ls in thirds.items():
+            if li in ls:
+                counts[k] += int(t.sum())
+    total = max(sum(counts.values()), 1)
+    out = {f"{k}_share": v / total for k, v in counts.items()}
+    out.update({f"{k}_layers": len(v) for k, v in thirds.items()})
+    return out

@@ -1,0 +1,157 @@
+"""Cost of one fine-tuning iteration per method (P2 Table 3 / Table 4): forward-backward time, optimizer-step
+time, total iteration time and peak memory, measured with the same training components as :func:`repro.core.finetune.train`.
+
+Timing uses ``time.perf_counter`` after warm-up iterations (with ``torch.cuda.synchronize`` on a GPU).  Peak
+memory (:class:`PeakMemory`) is ``torch.cuda.max_memory_allocated`` on a GPU; on the CPU it is the growth of the
+peak resident set size above the resident size when the measured block starts (Linux's high-water mark,
+reset at the start of the block), and :mod:`repro.p2.efficiency` runs each method in a fresh subprocess, so
+methods do not see each other's allocations.  TaLoS's speed comes only from what the training loop really does:
+tensors with no trainable entry get ``requires_grad=False`` (no weight-gradient work in backward) and no
+optimizer state is kept for frozen entries.
+"""
+
+from __future__ import annotations
+
+import re
+import resource
+import statistics
+import time
+from dataclasses import dataclass
+from typing import Sequence
+
+import torch
+
+from repro.data import Example
+from repro.core.evaluation import forward
+from repro.core.finetune import MaskedOptimizer, _resolve_trainable
+from repro.core.masks import Mask
+from repro.models.base import Classifier
+from repro.profiles import FinetuneRecipe
+
+
+@dataclass
+class IterationCost:
+    method: str
+    fwd_bwd_s: float
+    fwd_bwd_std: float
+    optim_step_s: float
+    optim_step_std: float
+    total_iter_s: float
+    total_iter_std: float
+    peak_memory_gib: float
+    trainable: int
+    optimizer_state: int
+
+    def as_row(self) -> dict:
+        return dict(self.__dict__)
+
+
+def _sync(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def _status_kib(field: str) -> int | None:
+    """A ``kB`` field of Linux's ``/proc/self/status`` (``VmRSS``, ``VmHWM``); None where there is none."""
+    try:
+        with open("/proc/self/status") as f:
+            m = re.search(rf"^{field}:\s+(\d+) kB", f.read(), re.MULTILINE)
+    except OSError:
+        return None
+    return int(m.group(1)) if m else None
+
+
+def _reset_high_water_mark() -> bool:
+    """Reset this process's peak resident set size (Linux ``clear_refs`` 5); False where that is not possible."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+    except OSError:
+        return False
+    return _status_kib("VmHWM") is not None
+
+
+class PeakMemory:
+    """Peak memory of a ``with`` block in GiB (``.gib``): CUDA peak allocation on a GPU, else peak RSS growth.
+
+    On the CPU the process's high-water mark is reset on entry, so the figure is the block's own peak above the
+    resident size it started with (activations, gradients, optimizer state), not an earlier peak such as model
+    loading.  Where the mark cannot be reset (not Linux), ``ru_maxrss`` is used and ``.exact`` is False.
+    """
+
+    def __init__(self, device: torch.device | str = "cpu") -> None:
+        self.device = torch.device(device)
+        self.gib = 0.0
+        self.exact = True
+
+    def _cpu_kib(self, field: str) -> int:
+        if self.exact:
+            return _status_kib(field) or 0
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
+
+    def __enter__(self) -> "PeakMemory":
+        if self.device.type == "cuda":
+            torch.cuda.reset_peak_memory_stats(self.device)
+        else:
+            self.exact = _reset_high_water_mark()
+            self._start_kib = self._cpu_kib("VmRSS")
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.device.type == "cuda":
+            self.gib = torch.cuda.max_memory_allocated(self.device) / 2**30
+        else:
+            self.gib = max(self._cpu_kib("VmHWM") - self._start_kib, 0) / 2**20
+
+
+def measure_iteration(model: Classifier, examples: Sequence[Example], task: str, method: str,
+                      trainable: Sequence[str] | Mask, recipe: FinetuneRecipe, linearized: bool = False,
+                      iterations: int = 10, warmup: int = 3) -> IterationCost:
+    """Time ``iterations`` training iterations of one method on batches of ``recipe.batch_size``."""
+    device = model.device
+    entries = _resolve_trainable(model, trainable)
+    params = dict(model.named_parameters())
+    for n, p in params.items():
+        p.requires_grad_(n in entries)
+    opt = MaskedOptimizer({n: params[n] for n in entries}, entries, recipe)
+    base = {n: params[n].detach().clone() for n in entries} if linearized else None
+    batch = model.tokenize(task, list(examples)[: recipe.batch_size])
+    fb, st, tot = [], [], []
+    model.train()
+    with PeakMemory(device) as memory:
+        for i in range(warmup + iterations):
+            _sync(device)
+            t0 = time.perf_counter()
+            logits = forward(model, batch, task, linear_base=base)
+            loss = torch.nn.functional.cross_entropy(logits, batch["labels"])
+            opt.zero_grad()
+            loss.backward()
+            _sync(device)
+            t1 = time.perf_counter()
+            opt.clip_(recipe.grad_clip)
+            opt.step(recipe.lr)
+            _sync(device)
+            t2 = time.perf_counter()
+            if i >= warmup:
+                fb.append(t1 - t0)
+                st.append(t2 - t1)
+                tot.append(t2 - t0)
+    model.eval()
+    for p in params.values():
+        p.requires_grad_(False)
+        p.grad = None
+    sd = lambda xs: statistics.pstdev(xs) if len(xs) > 1 else 0.0  # noqa: E731
+    return IterationCost(method, statistics.mean(fb), sd(fb), statistics.mean(st), sd(st), statistics.mean(tot),
+                         sd(tot), memory.gib,
+                         sum(params[n].numel() if e is None else e.numel() for n, e in entries.items()),
+                         opt.state_numel())
+
+
+def ratios(rows: Sequence[dict], reference: str = "Non-linear FT",
+           keys: Sequence[str] = ("fwd_bwd_s", "optim_step_s", "total_iter_s", "peak_memory_gib")) -> list[dict]:
+    """Each method's cost divided by the reference method's (the comparison P2 Table 3 invites)."""
+    ref = next((r for r in rows if r["method"] == reference), None)
+    if ref is None:
+        raise ValueError(f"reference method {reference!r} not among {[r['method'] for r in rows]}")
+    return [{"method": r["method"], **{f"{k}_ratio": (r[k] / ref[k] if ref[k] else float("nan")) for k in keys}}
+            for r in rows]

@@ -1,0 +1,228 @@
+"""Is a fine-tuning run in the linear (kernel) regime?  The two checks of P2 App. A.4.
+
+- **Post-hoc linearization** (P2 Fig. 6, after Ortiz-Jiménez et al. 2023): evaluate a task vector τ both on the
+  network, f(x; θ0 + τ), and on its first-order Taylor expansion around θ0, f_lin(x; θ0 + τ) = f(x; θ0) +
+  J_θ0(x)·τ (the ``linear_base`` forward of :func:`repro.core.evaluation.forward`).  Equal accuracies (points on the
+  bisector) mean the run behaved linearly.
+- **Output-gradient drift** (P2 Fig. 7, after Malladi et al. 2023): along training, the relative change of the
+  output Jacobian E_x ‖∇_θ f(x; θ^(i)) − ∇_θ f(x; θ0)‖² / ‖∇_θ f(x; θ0)‖², θ^(i) = the parameters after step i.
+  A constant Jacobian is what keeps fine-tuning linear.  Checkpoints θ^(i) are collected by a
+  :class:`SnapshotRecorder` passed as the ``callback`` of the one training loop (:func:`repro.core.finetune.train`).
+
+For a *linearized* model (Linearized FT) the trained function is f_lin itself, whose Jacobian is J_θ0 at every
+step: its drift is 0 by construction and its post-hoc linearization is the model itself.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Mapping, Sequence
+
+import torch
+
+from repro.data import Example, chunks
+from repro.core.evaluation import score, predict
+from repro.core.finetune import TrainResult, train
+from repro.core.masks import Mask
+from repro.models.base import Classifier
+from repro.profiles import FinetuneRecipe
+
+if TYPE_CHECKING:  # pragma: no cover
+    from repro.workbench import Workbench
+
+
+# --- Fig. 6: post-hoc linearization ---------------------------------------------------------------------
+def linearized_accuracy(model: Classifier, examples: Sequence[Example], task: str,
+                        pre: Mapping[str, torch.Tensor], vector: Mapping[str, torch.Tensor], alpha: float = 1.0,
+                        batch_size: int = 64) -> dict[str, float]:
+    """P2 Fig. 6: scores of θ0 + ατ on the network and on its post-hoc linearization f(θ0) + J_θ0·ατ.
+
+    Returns ``{"ft": metric of f(x; θ0+ατ), "lin": metric of f_lin(x; θ0+ατ), "agreement": fraction of
+    examples where both predict the same class}`` (the task's own metric, fractions).
+    """
+    if not vector:
+        raise ValueError("empty task vector")
+    over = {n: pre[n] + alpha * v for n, v in vector.items()}
+    base = {n: pre[n] for n in vector}
+    metric = model.specs[task].metric
+    p_ft = predict(model, examples, task, over, batch_size=batch_size)
+    p_lin = predict(model, examples, task, over, batch_size=batch_size, linear_base=base)
+    return {"ft": score(p_ft, metric)["value"], "lin": score(p_lin, metric)["value"],
+            "agreement": float((p_ft.preds == p_lin.preds).float().mean())}
+
+
+# --- Fig. 7: checkpoints along training ----------------------------------------------------------------
+class SnapshotRecorder:
+    """``callback(step, model)`` for :func:`repro.core.finetune.train`: copies the parameters ``names`` after the
+    optimizer steps in ``steps`` (1-based) into ``snapshots[step]``."""
+
+    def __init__(self, steps: Sequence[int], names: Sequence[str]) -> None:
+        self.steps = {int(s) for s in steps}
+        self.names = list(names)
+        self.snapshots: dict[int, dict[str, torch.Tensor]] = {}
+
+    def __call__(self, step: int, model: Classifier) -> None:
+        if step in self.steps:
+            params = dict(model.named_parameters())
+            self.snapshots[step] = {n: params[n].detach().clone() for n in self.names}
+
+
+def snapshot_steps(total: int, points: int) -> list[int]:
+    """``points`` roughly log-spaced steps in [1, total] (denser early, where the Jacobian moves most), + total."""
+    if total < 1 or points < 1:
+        raise ValueError(f"need total >= 1 and points >= 1, got {total}, {points}")
+    if points == 1:
+        return [total]
+    import math
+
+    raw = {max(1, min(total, round(math.exp(math.log(total) * i / (points - 1))))) for i in range(points)}
+    return sorted(raw | {total})
+
+
+class _StopTraining(Exception):
+    """Raised by :class:`SnapshotRecorder` after its last step when asked to stop the run early."""
+
+
+def train_with_snapshots(model: Classifier, train_data: Mapping[str, Sequence[Example]], recipe: FinetuneRecipe,
+                         trainable: Sequence[str] | Mask, steps: Sequence[int], seed: int = 0,
+                         linearized: bool = False, progress: bool = False, stop_early: bool = True,
+                         dev_data: Mapping[str, Sequence[Example]] | None = None
+                         ) -> tuple[TrainResult | None, dict[int, dict[str, torch.Tensor]]]:
+    """Run :func:`repro.core.finetune.train` once, recording the trained tensors after each step in ``steps``.
+
+    With ``stop_early`` the run is interrupted right after the last requested step: the snapshots are then those
+    of the first steps of exactly the run ``train`` would make with this recipe and seed (the learning-rate
+    schedule still spans ``recipe.steps``), and no TrainResult is returned.  The model is restored to its
+    starting parameters (eval mode, frozen) afterwards; ``snapshots[0]`` holds the starting values.
+    """
+    names = list(trainable.nonempty_names()) if isinstance(trainable, Mask) else list(trainable)
+    params = dict(model.named_parameters())
+    start = {n: params[n].detach().clone() for n in names}
+    last = max(steps) if steps else 0
+    rec = SnapshotRecorder(steps, names)
+
+    def callback(step: int, m: Classifier) -> None:
+        rec(step, m)
+        if stop_early and step >= last:
+            raise _StopTraining
+
+    res = None
+    try:
+        res = train(model, train_data, recipe, trainable, dev_data=dev_data, seed=seed, linearized=linearized,
+                    progress=progress, callback=callback)
+    except _StopTraining:
+        pass
+    finally:
+        with torch.no_grad():
+            for n in names:
+                params[n].copy_(start[n])
+        model.eval()
+        for p in params.values():
+            p.requires_grad_(False)
+            p.grad = None
+    return res, {0: start, **rec.snapshots}
+
+
+def _output_jacobian(model: Classifier, batch: dict[str, torch.Tensor], task: str, names: Sequence[str],
+                     overrides: Mapping[str, torch.Tensor] | None, n_classes: int) -> list[dict[str, torch.Tensor]]:
+    """Per class c: ∇_θ z_c(x) per example, ``{name: [B, *shape]}`` (vmap, with the per-example loop as fallback)."""
+    from repro.core.fisher import logit_target, per_example_grads, per_example_grads_loop
+
+    out = []
+    for c in range(n_classes):
+        b = dict(batch)
+        b["labels"] = torch.full_like(batch["labels"], c)
+        try:
+            g = per_example_grads(model, b, task, names, logit_target, overrides)
+        except RuntimeError:
+            g = per_example_grads_loop(model, b, task, names, logit_target, overrides)
+        out.append(g)
+    return out
+
+
+def gradient_drift(model: Classifier, examples: Sequence[Example], task: str,
+                   checkpoints: Mapping[int, Mapping[str, torch.Tensor]], names: Sequence[str] | None = None,
+                   reference: Mapping[str, torch.Tensor] | None = None, chunk_size: int = 4) -> list[dict]:
+    """P2 Fig. 7: E_x ‖J_i(x) − J_0(x)‖²_F / ‖J_0(x)‖²_F for each checkpoint i (J = ∂ logits / ∂θ over ``names``).
+
+    ``checkpoints[step]`` are parameter overrides (θ^(i) on the trained tensors); ``reference`` = θ0 overrides
+    (default: the model's own parameters).  The Jacobian is taken w.r.t. ``names`` (default: the maskable set,
+    the same for every method so the numbers compare), every output class, eval mode.  Returns one row per
+    checkpoint: ``step``, ``rel_change`` (mean over examples of the per-example ratio), ``abs_change``.
+    """
+    if not examples:
+        raise ValueError("no examples")
+    names = list(model.maskable_names() if names is None else names)
+    n_classes = model.specs[task].num_labels
+    steps = sorted(checkpoints)
+    rel = {s: [] for s in steps}
+    absd = {s: [] for s in steps}
+    for chunk in chunks(list(examples), chunk_size):
+        batch = model.tokenize(task, chunk)
+        j0 = _output_jacobian(model, batch, task, names, reference, n_classes)
+        norm0 = sum(g[n].double().pow(2).flatten(1).sum(1) for g in j0 for n in names)
+        for s in steps:
+            over = {**(reference or {}), **checkpoints[s]}
+            ji = _output_jacobian(model, batch, task, names, over, n_classes)
+            diff = sum((gi[n].double() - g0[n].double()).pow(2).flatten(1).sum(1)
+                       for gi, g0 in zip(ji, j0) for n in names)
+            rel[s].extend((diff / norm0.clamp_min(1e-30)).tolist())
+            absd[s].extend(diff.tolist())
+            del ji
+    return [{"step": s, "rel_change": sum(rel[s]) / len(rel[s]), "abs_change": sum(absd[s]) / len(absd[s]),
+             "n_examples": len(rel[s])} for s in steps]
+
+
+# --- Workbench drivers (the P2 method zoo's runs) ---------------------------------------------------------
+#: methods whose trained function is linear in its parameters: the output Jacobian never changes
+LINEAR_BY_CONSTRUCTION = ("linearized",)
+
+
+def zoo_trainable(wb: "Workbench", task: str, method: str, seed: int | None = None) -> Sequence[str] | Mask:
+    """The trainable set :func:`repro.p2.methods.finetune_method` trains for ``method`` (ft, lota, talos)."""
+    from repro.p2.methods import lota_mask_for, talos_mask
+
+    if method == "ft":
+        return wb.names("maskable")
+    if method == "lota":
+        return lota_mask_for(wb, task, seed=seed)
+    if method == "talos":
+        return talos_mask(wb, task, seed=seed)[0]
+    raise ValueError(f"gradient drift is measured for ft, lota and talos (linearized: 0 by construction; "
+                     f"l-lora trains adapter factors, not the backbone); got {method!r}")
+
+
+def drift_curve(wb: "Workbench", task: str, method: str, steps: Sequence[int], examples: Sequence[Example],
+                seed: int | None = None, chunk_size: int = 4) -> list[dict]:
+    """P2 Fig. 7 for one zoo method: relative output-Jacobian change after each of ``steps`` (cached JSON).
+
+    The checkpoints are those of the zoo's own run of ``method`` on ``task`` (same data, recipe, seed and
+    trainable set as :func:`repro.p2.methods.finetune_method`), replayed up to ``max(steps)``; the Jacobian is taken
+    over the whole maskable set on ``examples``.  Linearized FT returns zeros (its Jacobian is J_θ0 throughout).
+    """
+    import json
+    from dataclasses import asdict
+
+    from repro.artifacts import write_json
+    from repro.p2.methods import p2_recipe
+
+    seed = wb.seed if seed is None else seed
+    steps = sorted({int(s) for s in steps})
+    if method in LINEAR_BY_CONSTRUCTION:
+        return [{"step": s, "rel_change": 0.0, "abs_change": 0.0, "n_examples": len(examples),
+                 "note": "0 by construction"} for s in [0, *steps]]
+    recipe = p2_recipe(wb.profile)
+    trainable = zoo_trainable(wb, task, method, seed)
+    mask_key = trainable.count() if isinstance(trainable, Mask) else len(trainable)
+    config = {"task": task, "method": method, "steps": steps, "seed": seed, "recipe": asdict(recipe),
+              "trainable": mask_key, "examples": [[e.text_a, e.text_b, e.label] for e in examples],
+              "model": wb.profile.model, "max_length": wb.profile.max_length, "data": wb.data_tag}
+    path = wb.store.path("p2-drift", config).with_suffix(".json")
+    if path.exists():
+        return json.loads(path.read_text())["rows"]
+    data = wb.task(task, seed=seed)
+    wb.restore_pre()
+    _, snaps = train_with_snapshots(wb.model, {task: data.train}, recipe, trainable, steps, seed=seed)
+    wb.restore_pre()
+    rows = gradient_drift(wb.model, examples, task, snaps, wb.names("maskable"), chunk_size=chunk_size)
+    write_json(path, {"config": config, "rows": rows})
+    return rows

@@ -1,0 +1,195 @@
+"""Where task vectors live and where they act (P2 §5.2-5.3 and the "beyond the paper" comparisons).
+
+- :func:`eval_subset` — the fixed, label-balanced evaluation subset every analysis here scores on (small in the
+  cpu profile, all of the test split in the paper profile).
+- :func:`function_localization` — P2 Fig. 3: accuracy of θ0 + τ_i on every task j, as a ratio to the pre-trained
+  model's accuracy on j.  Function localization (P2 Eq. 6) predicts ratio > 1 on the diagonal and = 1 off it.
+- :func:`disentanglement_grid` — P2 Fig. 2: the weight-disentanglement error ξ(α1, α2) of a task pair on a grid
+  (:func:`repro.core.taskvec.disentanglement_error`, evaluated on the linearized network for linearized methods).
+- :func:`mask_overlap_rows` — IoU and containment of masks of different origin on the same task (P1 graft
+  regions, P2 TaLoS / LoTA masks, FISH masks), next to what random masks of the same sizes would give.
+
+The per-layer / per-type structure of a mask (P2 Fig. 4-5) is :func:`repro.p1.regions.placement_rows`.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import TYPE_CHECKING, Mapping, Sequence
+
+import numpy as np
+import torch
+
+from repro.data import Example, balanced_sample
+from repro.core.masks import Mask
+
+if TYPE_CHECKING:  # pragma: no cover
+    from repro.workbench import Workbench
+
+
+def eval_subset(wb: "Workbench", task: str, n: int | None, split: str = "test", seed: int = 0) -> list[Example]:
+    """A label-balanced, seeded subset of ``n`` examples of ``task``'s ``split`` (``n`` None or 0: the whole split)."""
+    data = wb.task(task).split(split)
+    return list(data) if not n else balanced_sample(data, n, seed=seed)
+
+
+def _linear_base(wb: "Workbench", vector: Mapping[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    return {n: wb.pre[n] for n in vector}
+
+
+def _value(wb: "Workbench", task: str, examples: Sequence[Example], vector: Mapping[str, torch.Tensor] | None,
+           linear: bool) -> float:
+    from repro.core.evaluation import score
+
+    over = wb.overrides(vector) if vector else None
+    kw = {"linear_base": _linear_base(wb, vector)} if (linear and vector) else {}
+    pred = wb.predict(task, overrides=over, examples=examples, **kw)
+    return score(pred, wb.model.specs[task].metric)["value"]
+
+
+def function_localization(wb: "Workbench", vectors: Mapping[str, Mapping[str, torch.Tensor]], tasks: Sequence[str],
+                          examples: Mapping[str, Sequence[Example]], linear: bool = False,
+                          pre_scores: Mapping[str, float] | None = None) -> list[dict]:
+    """P2 Fig. 3: one row per (fine-tuned on ``ft_task``, evaluated on ``eval_task``) with the task metric of
+    θ0 + τ_ft_task, the pre-trained metric and their ratio.
+
+    ``vectors[task]`` is the task vector fine-tuned on ``task``; ``linear`` evaluates the linearized network
+    (Linearized FT, L-LoRA).  ``pre_scores`` (metric of θ0 per task) is computed when not given.
+    """
+    missing = [t for t in tasks if t not in vectors or t not in examples]
+    if missing:
+        raise KeyError(f"no task vector or evaluation examples for {missing}")
+    pre = dict(pre_scores or {})
+    for t in tasks:
+        if t not in pre:
+            pre[t] = _value(wb, t, examples[t], None, False)
+    rows = []
+    for i in tasks:
+        for j in tasks:
+            acc = _value(wb, j, examples[j], vectors[i], linear)
+            rows.append({"ft_task": i, "eval_task": j, "value": acc, "pre": pre[j],
+                         "ratio": acc / pre[j] if pre[j] > 0 else float("nan"), "diagonal": i == j})
+    return rows
+
+
+def localization_summary(rows: Sequence[Mapping]) -> dict[str, float]:
+    """Mean ratio on / off the diagonal and the mean |ratio − 1| off it (0 = perfectly localized)."""
+    on = [r["ratio"] for r in rows if r["diagonal"]]
+    off = [r["ratio"] for r in rows if not r["diagonal"]]
+    return {"diag_mean": float(np.mean(on)) if on else float("nan"),
+            "off_mean": float(np.mean(off)) if off else float("nan"),
+            "off_abs_dev": float(np.mean([abs(x - 1.0) for x in off])) if off else float("nan"),
+            "off_min": float(np.min(off)) if off else float("nan")}
+
+
+def disentanglement_grid(wb: "Workbench", tau1: Mapping[str, torch.Tensor], tau2: Mapping[str, torch.Tensor],
+                         task1: str, task2: str, examples1: Sequence[Example], examples2: Sequence[Example],
+                         grid: Sequence[float], linear: bool = False) -> list[dict]:
+    """P2 Fig. 2: ξ(α1, α2) on ``grid`` × ``grid`` as rows ``{alpha1, alpha2, xi}`` (ξ ∈ [0, 2]).
+
+    ``linear`` evaluates every combination on the linearized network around θ0 (Linearized FT, L-LoRA), which
+    needs the ``linear_base`` argument of :func:`repro.core.taskvec.disentanglement_error`.
+    """
+    from repro.core.taskvec import TaskVector, disentanglement_error
+
+    kw = {}
+    if linear:
+        if "linear_base" not in inspect.signature(disentanglement_error).parameters:
+            raise NotImplementedError("repro.core.taskvec.disentanglement_error has no linear_base argument: the "
+                                      "linearized methods cannot be evaluated on their linearized network")
+        kw["linear_base"] = {n: wb.pre[n] for n in set(tau1) | set(tau2)}
+    xi = disentanglement_error(wb.model, wb.pre, TaskVector(dict(tau1)), TaskVector(dict(tau2)), examples1,
+                               examples2, task1, task2, list(grid), batch_size=wb.profile.eval_batch_size,
+                               progress=False, **kw)
+    return [{"alpha1": float(a), "alpha2": float(b), "xi": float(xi[i, j])}
+            for i, a in enumerate(grid) for j, b in enumerate(grid)]
+
+
+def linear_supported() -> bool:
+    """Whether :func:`disentanglement_grid` can evaluate linearized methods with the installed taskvec."""
+    from repro.core.taskvec import disentanglement_error
+
+    return "linear_base" in inspect.signature(disentanglement_error).parameters
+
+
+def grid_summary(rows: Sequence[Mapping]) -> dict[str, float]:
+    """Mean ξ over the whole grid, over the addition quadrant (α1, α2 ≥ 0, where task addition searches) and over
+    the |α| ≤ 1 square."""
+    def mean(sel):
+        vals = [r["xi"] for r in rows if sel(r)]
+        return float(np.mean(vals)) if vals else float("nan")
+
+    return {"xi_mean": mean(lambda r: True),
+            "xi_addition": mean(lambda r: r["alpha1"] >= 0 and r["alpha2"] >= 0),
+            "xi_unit": mean(lambda r: abs(r["alpha1"]) <= 1 + 1e-9 and abs(r["alpha2"]) <= 1 + 1e-9)}
+
+
+def mask_overlap_rows(masks: Mapping[str, Mask], **labels: object) -> list[dict]:
+    """Pairwise comparison of masks over the same eligible set: one row per ordered pair (a, b), a ≠ b.
+
+    ``iou`` = |a ∩ b| / |a ∪ b|; ``containment`` = |a ∩ b| / |a| (how much of a lies inside b);
+    ``iou_random`` / ``containment_random`` are the expected values for independent uniformly random masks of
+    the same sizes (containment: density of b; IoU: pq / (p + q − pq) with densities p, q).
+    """
+    names = list(masks)
+    rows = []
+    for a in names:
+        for b in names:
+            if a == b:
+                continue
+            ma, mb = masks[a], masks[b]
+            inter = (ma & mb).count()
+            union = (ma | mb).count()
+            p, q = ma.density(), mb.density()
+            rows.append({**labels, "a": a, "b": b, "count_a": ma.count(), "count_b": mb.count(),
+                         "density_a": p, "density_b": q, "iou": inter / union if union else 1.0,
+                         "containment": inter / max(ma.count(), 1),
+                         "iou_random": (p * q) / (p + q - p * q) if (p + q - p * q) > 0 else 0.0,
+                         "containment_random": q})
+    return rows
+
+
+#: weight-matrix groups of a transformer block, as :func:`repro.models.base.module_type` names them
+BLOCK_WEIGHT_TYPES: tuple[str, ...] = ("Q", "K", "V", "QKV", "O", "FFN-in", "FFN-out")
+
+
+def structure_summary(rows: Sequence[Mapping]) -> dict[str, object]:
+    """P2 Fig. 4-5 in numbers, from :func:`repro.p1.regions.placement_rows` rows of one mask.
+
+    ``type_share``: % of each (type, weight/bias) group selected, over all blocks; ``top_weight_types``: the weight
+    matrices sorted by that share; ``spread_cv``: coefficient of variation of the weight-matrix shares (0 = the
+    mask takes the same fraction of every matrix, i.e. unstructured); ``layer_top``: per block, the weight matrix
+    with the largest selected share; ``qk_top_layers``: fraction of blocks whose top matrix is Q or K.
+    """
+    groups: dict[tuple[str, str], list[int]] = {}
+    per_layer: dict[int, dict[str, list[int]]] = {}
+    for r in rows:
+        g = groups.setdefault((r["type"], r["kind"]), [0, 0])
+        g[0] += r["selected"]
+        g[1] += r["eligible"]
+        if r["kind"] == "weight" and r["type"] in BLOCK_WEIGHT_TYPES and r["layer"] >= 0:
+            lt = per_layer.setdefault(r["layer"], {}).setdefault(r["type"], [0, 0])
+            lt[0] += r["selected"]
+            lt[1] += r["eligible"]
+    share = {f"{t} {k}": 100.0 * s / max(e, 1) for (t, k), (s, e) in groups.items()}
+    weights = {t: 100.0 * s / max(e, 1) for (t, k), (s, e) in groups.items()
+               if k == "weight" and t in BLOCK_WEIGHT_TYPES}
+    vals = np.array(list(weights.values())) if weights else np.zeros(1)
+    layer_top = {layer: max(types, key=lambda t: types[t][0] / max(types[t][1], 1))
+                 for layer, types in sorted(per_layer.items())}
+    qk = [t in ("Q", "K") for t in layer_top.values()]
+    return {"type_share": share, "top_weight_types": sorted(weights, key=weights.get, reverse=True),
+            "weight_share": weights, "spread_cv": float(vals.std() / vals.mean()) if vals.mean() > 0 else 0.0,
+            "layer_top": layer_top, "qk_top_layers": float(np.mean(qk)) if qk else float("nan")}
+
+
+def fish_masks(wb: "Workbench", task: str, densities: Sequence[float],
+               examples: Sequence[Example]) -> dict[float, Mask]:
+    """FISH masks (Sung et al. 2021; P1 Table 8) of ``task`` at several densities from one empirical Fisher
+    (true labels, :func:`repro.core.fisher.diagonal_fisher`) over the maskable set: the *most* sensitive entries."""
+    from repro.core.fisher import diagonal_fisher
+
+    wb.restore_pre()
+    scores = diagonal_fisher(wb.model, examples, task, wb.names("maskable"), target="logprob", label_source="true",
+                             progress=False)
+    return {d: Mask.top_fraction(scores, d, largest=True) for d in densities}

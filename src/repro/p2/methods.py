@@ -1,0 +1,232 @@
+"""The P2 method zoo: one cached task vector per (task, fine-tuning method), shared by every P2 notebook.
+
+:func:`finetune_method` turns ``(workbench, task, method)`` into the task vector τ = θ_t − θ_0 of that method,
+trained at most once per profile/seed/data (cached in the :class:`~repro.workbench.Workbench` artifact store), so
+§4.1, §5.1, §5.2, §5.3 and the appendix all evaluate exactly the same models.  The five methods of P2 Table 1
+that *fine-tune* (the post-hoc methods TIES / TALL / DARE / Breadcrumbs re-use the ``"ft"`` vectors, see
+:mod:`repro.core.taskvec`):
+
+============  ===============  ====================================================================================
+key           P2 name          what is trained (all with ``profile.p2_finetune``, the AdamW + cosine recipe)
+============  ===============  ====================================================================================
+``ft``        Non-linear FT    every maskable tensor (P2 maskable set = backbone Linear + LayerNorm; embeddings and
+                               the frozen zero-shot heads stay at θ_0), Ilharco et al. 2023
+``linearized`` Linearized FT   the same tensors of the first-order Taylor model f(θ0) + J_θ0(θ − θ0)
+                               (Ortiz-Jiménez et al. 2023; ``torch.func.jvp``)
+``l-lora``    L-LoRA           linearized LoRA on Q and V, r = 16, α = 32 (Tang et al. 2024; spec D9); folded into
+                               τ = (α/r)·B·A over the Q/V weights
+``lota``      LoTA             standard FT → mask of the top ``lota_density`` (10 %) entries by |τ_ft| → masked
+                               re-fine-tuning from θ_0 (Panda et al. 2024; NLP code: non-selected entries frozen)
+``talos``     TaLoS            P2 Alg. 1: :func:`repro.core.fisher.talos_calibrate` on the task's own training inputs
+                               (sampled labels, ``talos_rounds`` rounds, exponential schedule, soft value
+                               ``talos_soft_value``) → fine-tune only the ``1 − talos_sparsity`` least-sensitive
+                               entries (the others are bitwise frozen, spec D4)
+============  ===============  ====================================================================================
+
+Evaluation: the linearized methods (``linearized``, ``l-lora``) live in the tangent space; their models (single
+or merged) are the *linearized* network at θ_0 + α·Σ τ, i.e. ``wb.predict(..., linear_base=linear_base(wb, τ))``.
+The α grid of task arithmetic is ``profile.alphas``, and for
+the sparse methods it is stretched by 1/(1 − k), k the method's sparsity (P2 App. A.1, :func:`method_sparsity`).
+The task-arithmetic protocol itself (Tables 1, 2, 5) is :mod:`repro.p2.arithmetic`.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Mapping, Sequence
+
+import torch
+
+from repro.data import balanced_sample
+from repro.core.masks import Mask
+from repro.profiles import FinetuneRecipe, Profile
+
+if TYPE_CHECKING:  # pragma: no cover
+    from repro.workbench import Workbench
+
+LOTA_DENSITY = 0.1  # LoTA default d = 0.1 (spec D9), the same budget as TaLoS at 90 % sparsity
+LORA_RANK, LORA_ALPHA = 16, 32.0  # L-LoRA defaults of the official code (spec D9)
+
+
+@dataclass(frozen=True)
+class MethodSpec:
+    """One P2 fine-tuning method: its key, the name the paper prints, and how its task vectors are evaluated."""
+
+    key: str
+    label: str  # as printed in P2 Table 1
+    family: str  # "Full fine-tuning" | "Parameter-efficient" (P2 Table 1 groups)
+    linear: bool = False  # evaluated as the linearized network around θ_0
+    sparse: bool = False  # a sparse-FT method: α range × 1/(1 − k)
+
+
+METHODS: dict[str, MethodSpec] = {
+    "ft": MethodSpec("ft", "Non-linear FT", "Full fine-tuning"),
+    "linearized": MethodSpec("linearized", "Linearized FT", "Full fine-tuning", linear=True),
+    "l-lora": MethodSpec("l-lora", "L-LoRA", "Parameter-efficient", linear=True),
+    "lota": MethodSpec("lota", "LoTA", "Parameter-efficient", sparse=True),
+    "talos": MethodSpec("talos", "TaLoS", "Parameter-efficient", sparse=True),
+}
+P2_METHODS: tuple[str, ...] = tuple(METHODS)
+
+
+def method_spec(method: str) -> MethodSpec:
+    """The :class:`MethodSpec` of ``method`` (fails naming the valid keys)."""
+    if method not in METHODS:
+        raise ValueError(f"unknown P2 method {method!r}; choose one of {list(METHODS)}")
+    return METHODS[method]
+
+
+def p2_recipe(profile: Profile) -> FinetuneRecipe:
+    """The P2 fine-tuning recipe of a profile (AdamW + cosine; shared by every method)."""
+    return profile.p2_finetune
+
+
+# --- masks -----------------------------------------------------------------------------------------------
+def _data_config(wb: "Workbench", task: str, seed: int) -> dict:
+    return {"task": task, "k": wb.profile.k_shot, "seed": seed, "model": wb.profile.model,
+            "max_length": wb.profile.max_length, "data": wb.data_tag}
+
+
+def calibration_examples(wb: "Workbench", task: str, n: int | None = None, seed: int | None = None) -> list:
+    """The inputs TaLoS (and the §4.1 sensitivity analysis) score parameters on: a label-balanced subset of
+    ``n`` (default ``profile.talos_calibration_examples``) of the task's k-shot *training* examples.
+
+    Labels are not used (Eq. 7 samples ŷ from the model), so only the task's own training inputs are needed.
+    """
+    seed = wb.seed if seed is None else seed
+    n = wb.profile.talos_calibration_examples if n is None else n
+    return balanced_sample(wb.task(task, seed=seed).train, n, seed=seed)
+
+
+def talos_mask(wb: "Workbench", task: str, seed: int | None = None, sparsity: float | None = None,
+               progress: bool = False) -> tuple[Mask, dict]:
+    """P2 Alg. 1 l.3-26: TaLoS trainable mask of ``task`` (True = least sensitive, trainable), cached.
+
+    Returns the mask and its metadata (calibration report: per-round densities/thresholds, seconds).
+    """
+    from repro.core.fisher import talos_calibrate
+
+    p = wb.profile
+    seed = wb.seed if seed is None else seed
+    sparsity = p.talos_sparsity if sparsity is None else sparsity
+    config = {"kind": "talos", "sparsity": sparsity, "rounds": p.talos_rounds, "soft": p.talos_soft_value,
+              "n": p.talos_calibration_examples, "target": "logprob", **_data_config(wb, task, seed)}
+    path = wb.store.path("mask", config)
+    try:
+        return Mask.load(path), _read_meta(path)
+    except FileNotFoundError:
+        pass
+    wb.restore_pre()
+    examples = calibration_examples(wb, task, seed=seed)
+    start = time.perf_counter()
+    mask, report = talos_calibrate(wb.model, examples, task, wb.names("maskable"), sparsity=sparsity,
+                                   rounds=p.talos_rounds, soft_value=p.talos_soft_value, target="logprob",
+                                   seed=seed, progress=progress)
+    meta = {"config": config, "report": report.to_dict(), "seconds": time.perf_counter() - start}
+    mask.save(path, meta)
+    return Mask.load(path), _read_meta(path)
+
+
+def lota_mask_for(wb: "Workbench", task: str, seed: int | None = None,
+                  density: float = LOTA_DENSITY) -> Mask:
+    """LoTA mask of ``task``: top-``density`` maskable entries by |τ_ft| of the (cached) non-linear FT run."""
+    from repro.core.fisher import lota_mask
+
+    tau = finetune_method(wb, task, "ft", seed=seed)
+    full = {n: tau.get(n, torch.zeros_like(wb.pre[n])) for n in wb.names("maskable")}
+    return lota_mask(full, density)
+
+
+def _read_meta(path) -> dict:
+    import json
+    from pathlib import Path
+
+    return json.loads(Path(path).with_suffix(".json").read_text())
+
+
+# --- fine-tuning -----------------------------------------------------------------------------------------
+def _l_lora(wb: "Workbench", task: str, recipe: FinetuneRecipe, seed: int) -> dict[str, torch.Tensor]:
+    from repro.core.adapters import LORA_TARGETS, lora_finetune
+    from repro.workbench import load_sparse_vector, save_sparse_vector
+
+    data = wb.task(task, seed=seed)
+    config = {"kind": "l-lora", "rank": LORA_RANK, "alpha": LORA_ALPHA, "targets": list(LORA_TARGETS),
+              "recipe": asdict(recipe), **_data_config(wb, task, seed)}
+    path = wb.store.path("taskvec", config)
+    try:
+        vec, meta = load_sparse_vector(path)
+        wb._last_train = meta.get("train", {})
+        return vec
+    except FileNotFoundError:
+        pass
+    wb.restore_pre()
+    with warnings.catch_warnings():  # peft notes the config left by an earlier (already removed) injection
+        warnings.filterwarnings("ignore", message="Already found a `peft_config` attribute")
+        tau, res = lora_finetune(wb.model, {task: data.train}, recipe, rank=LORA_RANK, alpha=LORA_ALPHA,
+                                 dev_data={task: data.dev}, linearized=True, seed=seed, progress=False)
+    meta = {"config": config, "train": {"best_step": res.best_step, "best_dev": res.best_dev,
+                                        "trainable_count": res.trainable_count, "seconds": res.seconds}}
+    save_sparse_vector(path, tau, {n: tuple(v.shape) for n, v in tau.items()}, meta)
+    wb._last_train = meta["train"]
+    return load_sparse_vector(path)[0]
+
+
+def finetune_method(wb: "Workbench", task: str, method: str, *, seed: int | None = None,
+                    recipe: FinetuneRecipe | None = None) -> dict[str, torch.Tensor]:
+    """τ of ``method`` (a key of :data:`METHODS`) fine-tuned on ``task``'s k-shot training split (cached).
+
+    Training uses ``recipe`` (default ``profile.p2_finetune``) for every method; the run's log (seconds,
+    trainable count, …) is left in ``wb._last_train``.  τ is dense over the tensors the method changed.
+    """
+    spec = method_spec(method)
+    seed = wb.seed if seed is None else seed
+    recipe = recipe or p2_recipe(wb.profile)
+    if spec.key == "ft":
+        return wb.finetune(task, recipe, trainable="maskable", seed=seed, tag="p2")
+    if spec.key == "linearized":
+        return wb.finetune(task, recipe, trainable="maskable", linearized=True, seed=seed, tag="p2")
+    if spec.key == "l-lora":
+        return _l_lora(wb, task, recipe, seed)
+    if spec.key == "lota":
+        mask = lota_mask_for(wb, task, seed=seed)
+        return wb.finetune(task, recipe, trainable=mask, seed=seed, tag="p2-lota")
+    mask, _ = talos_mask(wb, task, seed=seed)
+    return wb.finetune(task, recipe, trainable=mask, seed=seed, tag="p2-talos")
+
+
+def finetune_all(wb: "Workbench", tasks: Sequence[str], methods: Sequence[str] = P2_METHODS,
+                 seed: int | None = None) -> tuple[dict[str, dict[str, dict[str, torch.Tensor]]], list[dict]]:
+    """``({method: {task: τ}}, log)`` for every method × task (each trained once, then loaded from the cache).
+
+    ``log`` has one row per run: method, task, trainable entries, training seconds (of the original run) and
+    the wall seconds of this call (≈ 0 when cached; includes TaLoS calibration / LoTA's dense run otherwise).
+    """
+    out: dict[str, dict[str, dict[str, torch.Tensor]]] = {}
+    log: list[dict] = []
+    for m in methods:
+        out[m] = {}
+        for t in tasks:
+            start = time.perf_counter()
+            out[m][t] = finetune_method(wb, t, m, seed=seed)
+            info = getattr(wb, "_last_train", {}) or {}
+            log.append({"method": m, "task": t, "trainable": info.get("trainable_count"),
+                        "train_seconds": info.get("seconds"), "wall": time.perf_counter() - start})
+    return out, log
+
+
+# --- sparsity, evaluation ---------------------------------------------------------------------------------
+def method_sparsity(wb: "Workbench", method: str) -> float:
+    """The sparsity k a method is configured for (P2 App. A.1's α range × 1/(1 − k)): 0 for dense methods,
+    ``talos_sparsity`` for TaLoS, 1 − ``LOTA_DENSITY`` for LoTA (fractions of the maskable set)."""
+    spec = method_spec(method)
+    if not spec.sparse:
+        return 0.0
+    return wb.profile.talos_sparsity if method == "talos" else 1.0 - LOTA_DENSITY
+
+
+def linear_base(wb: "Workbench", vector: Mapping[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """θ_0 restricted to the tensors of ``vector``: the expansion point of a linearized method's model, to pass as
+    ``wb.predict(..., linear_base=...)`` (the tensors outside ``vector`` have zero tangent, so this is exact)."""
+    return {n: wb.pre[n] for n in vector}

@@ -1,0 +1,118 @@
+"""P2 §4.1 and App. A.7: are the least-sensitive parameters the same for every task?  (Figs. 1, 10, 11)
+
+For each task t, the ``fraction`` (10 %) of maskable entries with the lowest diagonal Fisher (P2 Eq. 7, sampled
+labels, on t's training inputs only) form the mask M_t (:func:`low_sensitivity_masks`, cached).  Then
+
+- Fig. 1: prune M_t (set to 0) and evaluate the zero-shot model on every task t';
+- Fig. 10: perturb M_t with Gaussian noise of standard deviation 2σ (σ = std of the selected weights);
+- Fig. 11: IoU of M_t and M_t' for every pair.
+
+Heatmap cells are accuracy ratios acc(pruned / perturbed model on t') / acc(pre-trained model on t').  A random
+10 % mask is evaluated alongside as a reference (what "any 10 %" does), not part of the paper's figures.
+The primitives are :mod:`repro.core.fisher` (:func:`~repro.core.fisher.lowest_sensitivity_mask`, ``prune``, ``perturb``).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Mapping, Sequence
+
+import pandas as pd
+
+from repro.data import Example, balanced_sample
+from repro.core.masks import Mask
+
+if TYPE_CHECKING:  # pragma: no cover
+    from repro.workbench import Workbench
+
+RANDOM_SOURCE = "random 10%"
+
+
+def low_sensitivity_mask(wb: "Workbench", task: str, n_examples: int, fraction: float = 0.1,
+                         seed: int | None = None) -> tuple[Mask, dict]:
+    """P2 §4.1: the ``fraction`` of maskable entries with the lowest Eq. 7 Fisher on ``task`` (cached)."""
+    from repro.core.fisher import lowest_sensitivity_mask
+    from repro.p2.methods import calibration_examples
+
+    seed = wb.seed if seed is None else seed
+    config = {"kind": "low-sensitivity", "task": task, "n": n_examples, "fraction": fraction, "seed": seed,
+              "k": wb.profile.k_shot, "target": "logprob", "model": wb.profile.model,
+              "max_length": wb.profile.max_length, "data": wb.data_tag}
+    path = wb.store.path("mask", config)
+    try:
+        import json
+        return Mask.load(path), json.loads(path.with_suffix(".json").read_text())
+    except FileNotFoundError:
+        pass
+    wb.restore_pre()
+    examples = calibration_examples(wb, task, n_examples, seed=seed)
+    start = time.perf_counter()
+    mask = lowest_sensitivity_mask(wb.model, examples, task, wb.names("maskable"), fraction=fraction,
+                                   target="logprob", seed=seed, progress=False)
+    meta = {"config": config, "seconds": time.perf_counter() - start, "n_examples": len(examples)}
+    mask.save(path, meta)
+    return Mask.load(path), meta
+
+
+def low_sensitivity_masks(wb: "Workbench", tasks: Sequence[str], n_examples: int, fraction: float = 0.1,
+                          seed: int | None = None) -> dict[str, Mask]:
+    """``{task: M_task}`` for every task (each cached)."""
+    return {t: low_sensitivity_mask(wb, t, n_examples, fraction, seed)[0] for t in tasks}
+
+
+def random_mask(wb: "Workbench", fraction: float = 0.1, seed: int = 0) -> Mask:
+    """A uniformly random ``fraction`` of the maskable entries (the reference row)."""
+    shapes = wb.shapes("maskable")
+    total = sum(wb.pre[n].numel() for n in shapes)
+    return Mask.random(shapes, int(fraction * total), seed=seed)
+
+
+def eval_sets(wb: "Workbench", tasks: Sequence[str], n_eval: int, seed: int | None = None) -> dict[str, list[Example]]:
+    """A label-balanced subset of ``n_eval`` test examples per task (0 = the whole test split)."""
+    seed = wb.seed if seed is None else seed
+    return {t: balanced_sample(wb.task(t, seed=seed).test, n_eval, seed=0) for t in tasks}
+
+
+def _acc(wb: "Workbench", task: str, examples: Sequence[Example], overrides) -> float:
+    from repro.core.evaluation import score
+
+    return score(wb.predict(task, "test", overrides, examples=examples), wb.model.specs[task].metric)["value"]
+
+
+def edit_matrix(wb: "Workbench", masks: Mapping[str, Mask], sets: Mapping[str, Sequence[Example]],
+                edit: str = "prune", std_scale: float = 2.0, seed: int = 0) -> pd.DataFrame:
+    """Figs. 1 / 10 as long-form rows: for each mask source s and evaluation task t, the accuracy of the edited
+    pre-trained model on t and its ratio to the unedited accuracy.
+
+    ``edit="prune"``: the masked entries are set to 0 (:func:`repro.core.fisher.prune`); ``"perturb"``: noise of std
+    ``std_scale``·σ is added to them (:func:`repro.core.fisher.perturb`, σ pooled over the selected entries).
+    Columns: source, task, acc, acc_pre, ratio, plus mean_abs / std of the selected weights (Fig. 10 caption).
+    """
+    from repro.core.fisher import perturb, prune, selection_stats
+
+    if edit not in ("prune", "perturb"):
+        raise ValueError(f"unknown edit {edit!r}; choose prune or perturb")
+    pre = {t: _acc(wb, t, ex, None) for t, ex in sets.items()}
+    rows = []
+    for s, mask in masks.items():
+        stats = selection_stats(wb.pre, mask)
+        over = prune(wb.pre, mask) if edit == "prune" else perturb(wb.pre, mask, std_scale=std_scale, seed=seed)
+        for t, ex in sets.items():
+            acc = _acc(wb, t, ex, over)
+            rows.append({"source": s, "task": t, "edit": edit, "acc": acc, "acc_pre": pre[t],
+                         "ratio": acc / pre[t] if pre[t] > 0 else float("nan"),
+                         "mean_abs": stats["mean_abs"], "std": stats["std"]})
+        del over
+    return pd.DataFrame(rows)
+
+
+def iou_matrix(masks: Mapping[str, Mask]) -> pd.DataFrame:
+    """Fig. 11: IoU |M_a ∩ M_b| / |M_a ∪ M_b| for every ordered pair of tasks (long form: a, b, iou)."""
+    names = list(masks)
+    return pd.DataFrame([{"a": a, "b": b, "iou": masks[a].iou(masks[b])} for a in names for b in names])
+
+
+def mean_off_diagonal(df: pd.DataFrame, row: str, col: str, value: str) -> float:
+    """Mean of ``value`` over the cells with ``row != col`` (pairs of different tasks)."""
+    off = df[df[row] != df[col]]
+    return float(off[value].mean()) if len(off) else float("nan")

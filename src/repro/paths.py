@@ -1,0 +1,75 @@
+"""Every location the package reads or writes, in one place (a leaf: it imports nothing from repro).
+
+The repository root is ``$REPRO_ROOT``, else the clone this package is installed from in editable mode. Relative
+paths are resolved against it, so a notebook writes to the same place whether JupyterLab runs it from
+``notebooks/`` or papermill from elsewhere.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def project_root() -> Path | None:
+    """The repository root (``$REPRO_ROOT``, else the folder above ``src/``), or None outside a clone."""
+    env = os.environ.get("REPRO_ROOT")
+    if env:
+        return Path(env).resolve()
+    root = Path(__file__).resolve().parents[2]
+    return root if (root / "pyproject.toml").is_file() and (root / "notebooks").is_dir() else None
+
+
+def repo_root() -> Path:
+    """:func:`project_root`, or a clear error when the package does not run from a clone."""
+    root = project_root()
+    if root is None:
+        raise FileNotFoundError("the notebooks and the book live in a clone of the repository: run from a clone "
+                                "with `pip install -e .`, or set REPRO_ROOT to the clone")
+    return root
+
+
+def resolve_path(path: str | Path) -> Path:
+    """A relative path is taken relative to the repository root; absolute paths are kept."""
+    path = Path(path).expanduser()
+    if path.is_absolute():
+        return path
+    root = project_root()
+    return (root / path) if root else path.resolve()
+
+
+def source_dir() -> Path:
+    """``src/repro`` of the clone (hashed into the notebook cache key)."""
+    return repo_root() / "src" / "repro"
+
+
+def notebooks_dir() -> Path:
+    return repo_root() / "notebooks"
+
+
+def book_dir() -> Path:
+    return repo_root() / "book"
+
+
+def reference_dir() -> Path:
+    """The folder holding the papers' printed tables as CSV (``$REPRO_REFERENCE_DIR`` overrides)."""
+    env = os.environ.get("REPRO_REFERENCE_DIR")
+    if env:
+        path = Path(env)
+    else:
+        path = (project_root() or Path(__file__).resolve().parents[2]) / "book" / "reference"
+    if not path.is_dir():
+        raise FileNotFoundError(
+            f"reference tables not found at {path}; run from a clone of the repository (editable install) or set "
+            f"REPRO_REFERENCE_DIR to its book/reference folder")
+    return path
+
+
+def artifacts_dir(override: str | Path | None = None) -> Path:
+    """The artifact store's root (``override``, else ``$REPRO_ARTIFACTS``, else ``artifacts/``)."""
+    return resolve_path(override or os.environ.get("REPRO_ARTIFACTS", "artifacts"))
+
+
+def results_path(output_dir: str | Path, profile: str, notebook: str) -> Path:
+    """Where a notebook's results JSON lives: ``<output_dir>/<profile>/<notebook>.json``."""
+    return resolve_path(output_dir) / profile / f"{notebook}.json"

@@ -1,0 +1,166 @@
+"""The ``repro`` command line.
+
+Every command is one function registered with :func:`command`; its arguments are declared next to it with
+:func:`arg`.  To add a command, write (anywhere in this file, or in a module imported by :func:`_load_plugins`)::
+
+    @command("finetune", "fine-tune one model and store its task vector",
+             arg("task"), arg("--profile", choices=sorted(PROFILES), default="cpu"))
+    def _finetune(args: argparse.Namespace) -> int:
+        ...
+        return 0
+
+Handlers return the exit status; errors that carry their own message (bad parameters, a failed notebook) are
+printed without a traceback and give exit status 2 (usage) or 1 (failure).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+from repro.profiles import PROFILES
+
+
+@dataclass(frozen=True)
+class _Command:
+    name: str
+    help: str
+    args: tuple[tuple[tuple[Any, ...], dict[str, Any]], ...]
+    handler: Callable[[argparse.Namespace], int]
+
+
+COMMANDS: dict[str, _Command] = {}
+
+
+def arg(*names: Any, **kwargs: Any) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """One ``parser.add_argument(*names, **kwargs)`` for :func:`command`."""
+    return names, kwargs
+
+
+def command(name: str, help: str, *args: tuple[tuple[Any, ...], dict[str, Any]]):
+    """Register ``handler(args) -> exit status`` as ``repro <name>``."""
+    def deco(handler: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+        if name in COMMANDS:
+            raise ValueError(f"repro command {name!r} is defined twice")
+        COMMANDS[name] = _Command(name, help, tuple(args), handler)
+        return handler
+    return deco
+
+
+PROFILE_ARG = arg("--profile", choices=sorted(PROFILES), default="cpu",
+                  help="run profile (default: cpu): " + "; ".join(f"{k}: {v.description}" for k, v in PROFILES.items()))
+DATA_ARG = arg("--data", metavar="DIR", default=None,
+               help="local data folder (<TASK>/train.jsonl, test.jsonl, LABELS.json), passed as the notebooks' "
+                    "data_dir parameter")
+
+
+def _abs(path: str | None) -> str | None:
+    return None if path is None else os.path.abspath(os.path.expanduser(path))
+
+
+# --------------------------------------------------------------------------------------------------------
+# commands
+# --------------------------------------------------------------------------------------------------------
+@command("book", "execute the notebooks (cached) and build the HTML book in book/_build/html",
+         PROFILE_ARG,
+         arg("--only", nargs="+", metavar="NAME", help="execute only these notebooks (others: earlier executions)"),
+         arg("--jobs", "-j", type=int, default=1, metavar="N", help="notebooks executed in parallel (default 1)"),
+         arg("--warnings-as-errors", "-W", action="store_true", help="fail on any Sphinx warning (CI)"),
+         arg("--force", action="store_true", help="re-execute even unchanged notebooks"),
+         arg("--output-dir", default=None, metavar="DIR", help="results root (default: results/ in the repository)"),
+         DATA_ARG)
+def _book(args: argparse.Namespace) -> int:
+    from repro.runner.book import build_book
+
+    build_book(profile=args.profile, only=args.only, jobs=args.jobs, warnings_as_errors=args.warnings_as_errors,
+               output_dir=_abs(args.output_dir) or "results", data_dir=_abs(args.data), force=args.force)
+    return 0
+
+
+@command("run", "execute one notebook with papermill (validated parameters), e.g. for batch re-runs",
+         arg("notebook", help="notebook name (see `repro list`) or path to a .md/.ipynb notebook"),
+         arg("-p", "--param", nargs=2, action="append", default=[], metavar=("KEY", "VALUE"),
+             help="set a notebook parameter; VALUE is read as YAML (13, 0.5, true, null, [1, 2]) unless the "
+                  "parameter is a string"),
+         PROFILE_ARG,
+         arg("--output-dir", default=None, metavar="DIR",
+             help="results root: the notebook writes DIR/<profile>/<name>.json, the executed copy goes next to it "
+                  "(default: results/ in the repository)"),
+         arg("--output", default=None, metavar="PATH", help="where to write the executed notebook instead"),
+         arg("--cached", action="store_true", help="skip if unchanged since the last run with these parameters"),
+         DATA_ARG)
+def _run(args: argparse.Namespace) -> int:
+    from repro.runner.book import notebook_parameters, parse_cli_value, run_notebook
+
+    declared = notebook_parameters(args.notebook)
+    params: dict[str, Any] = {}
+    for key, text in args.param:
+        p = declared.get(key)
+        value = text if p is not None and p.type == "str" else parse_cli_value(text)
+        if key.endswith("_dir") and isinstance(value, str):
+            value = _abs(value)
+        params[key] = value
+    if args.data:
+        params["data_dir"] = _abs(args.data)
+    r = run_notebook(args.notebook, profile=args.profile, params=params,
+                     output_dir=_abs(args.output_dir) or "results", executed_path=args.output, use_cache=args.cached)
+    print(f"{r.notebook}: {r.status} in {r.seconds:.1f} s\n  executed: {r.executed}\n  results:  {r.results}")
+    return 0
+
+
+@command("list", "list the notebooks and their parameters")
+def _list(args: argparse.Namespace) -> int:
+    from repro.runner.book import describe_notebooks
+
+    print(describe_notebooks())
+    return 0
+
+
+# --------------------------------------------------------------------------------------------------------
+# entry point
+# --------------------------------------------------------------------------------------------------------
+def _load_plugins() -> None:
+    """Import modules that register more commands with :func:`command` (none yet)."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    _load_plugins()
+    parser = argparse.ArgumentParser(
+        prog="repro",
+        description="Reproduction of grafting (Panigrahi et al., ICML 2023) and TaLoS (Iurada et al., ICLR 2025) "
+                    "as a Jupyter Book.",
+        epilog="Run `repro COMMAND --help` for a command's options.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands")
+    for cmd in COMMANDS.values():
+        p = sub.add_parser(cmd.name, help=cmd.help, description=cmd.help)
+        for names, kwargs in cmd.args:
+            p.add_argument(*names, **kwargs)
+        p.set_defaults(_handler=cmd.handler)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from repro.runner.book import BuildError, NotebookError, ParameterError
+
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "_handler", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args._handler(args) or 0)
+    except ParameterError as e:
+        print(f"repro {args.command}: error: {e}", file=sys.stderr)
+        return 2
+    except (BuildError, NotebookError) as e:
+        print(f"repro {args.command}: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
