@@ -95,7 +95,7 @@ def test_posthoc_single_and_merged_vectors(wb):
         assert single.count_nonzero() < vecs["SST-2"].count_nonzero()
         assert set(merged.names) == set(vecs["SST-2"].names)
     ties = ar.arithmetic_method("ties").single(vecs, "SST-2")
-    assert ties.count_nonzero() == pytest.approx(ar.TIES_KEEP * vecs["SST-2"].numel(), rel=0.01)
+    assert ties.count_nonzero() == pytest.approx(ar.MERGERS["ties"].keep * vecs["SST-2"].numel(), rel=0.01)
     plain = ar.arithmetic_method("ft").merged(vecs)
     assert torch.allclose(plain[next(iter(plain.names))],
                           sum(v[next(iter(plain.names))] for v in vecs.values()))
@@ -160,7 +160,7 @@ def test_negation_search_matches_the_full_grid_rule():
     """The early-stopping control search picks the α of select_negation_alpha over the whole grid."""
     import random
 
-    from repro.core.taskvec import select_negation_alpha
+    from repro.p2.arithmetic import select_negation_alpha
 
     grid = [0.0, 0.25, 0.5, 0.75, 1.0]
     rng = random.Random(0)

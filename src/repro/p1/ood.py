@@ -124,7 +124,7 @@ def wise_curve(wb: "Workbench", source: str, targets: Sequence[str], vector: Map
     θ_end is the fine-tuned model (WiSE-FT) or, with ``mask``, the graft θ_pre + γ ⊙ τ (WiSE-Graft).  Rows:
     ``method, alpha, id`` (source accuracy), one column per target, and ``ood`` (their mean), fractions.
     """
-    from repro.core.taskvec import wise_interpolate
+    from repro.core.merging import wise_interpolate
 
     end = wb.overrides(vector, 1.0, mask)
     pre = {n: wb.pre[n] for n in end}

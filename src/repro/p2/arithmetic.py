@@ -3,7 +3,7 @@
 
 Methods.  The five fine-tuning methods of :mod:`repro.p2.methods` (``ft``, ``linearized``, ``l-lora``, ``lota``,
 ``talos``) use their own task vectors as they are; the post-hoc methods re-process the non-linear FT vectors
-with :mod:`repro.core.taskvec` at the defaults of the official code for NLP (spec D9): TIES keep 10 % (global trim),
+with the configured mergers of :data:`repro.core.merging.MERGERS` at the defaults of the official code for NLP (spec D9): TIES keep 10 % (global trim),
 TALL mask / Consensus λ = 0.6, k = 2, DARE p = 0.9 (per tensor, exact count), Breadcrumbs β = 0.1, γ = 0.2 per
 row.  Each method has a *single-task* version of a task's vector (TIES: τ trimmed; TALL: τ_t ⊙ m_t; DARE /
 Breadcrumbs: the sparsified τ_t; the others: τ_t itself), which is what its single-task accuracy (the
@@ -29,25 +29,21 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from repro.data import Example, balanced_sample
+from repro.core.adamerging import adamerging
+from repro.core.merging import MERGERS, Merger, task_arithmetic
+from repro.core.taskvec import TaskVector
+from repro.p2.evaluator import Evaluator
 from repro.p2.methods import METHODS as FT_METHODS
 from repro.p2.methods import finetune_method, method_sparsity
-from repro.core.taskvec import (TaskVector, adamerging, breadcrumbs, consensus_merge, dare, select_addition_alpha,
-                          select_negation_alpha, tall_masks, task_arithmetic, ties_merge, trim_topk)
 
 if TYPE_CHECKING:  # pragma: no cover
     from repro.workbench import Workbench
 
-# official NLP defaults of the post-hoc baselines (spec D9)
-TIES_KEEP = 0.1
-TALL_LAMBDA, TALL_K = 0.6, 2
-DARE_P = 0.9
-BREADCRUMBS_BETA, BREADCRUMBS_GAMMA = 0.1, 0.2
 NEGATION_THRESHOLD = 0.95
 
 
@@ -60,33 +56,18 @@ class ArithmeticMethod:
     family: str  # P2 Table 1 group: Full fine-tuning | Post-hoc | Parameter-efficient
     source: str  # key of repro.p2.methods.METHODS whose task vectors it uses
     linear: bool = False  # evaluated as the linearized network around θ_0
-    posthoc: str | None = None  # ties | tall | dare | breadcrumbs
+    merger: Merger | None = None  # a post-hoc method of repro.core.merging.MERGERS; None: τ_t as they are, summed
 
     def single(self, vectors: Mapping[str, TaskVector], task: str, seed: int = 0) -> TaskVector:
         """The method's single-task vector of ``task`` (normalizer of addition; the vector negation subtracts)."""
-        tau = vectors[task]
-        if self.posthoc is None:
-            return tau
-        if self.posthoc == "ties":
-            return trim_topk(tau, TIES_KEEP, "global")
-        if self.posthoc == "tall":
-            tasks = list(vectors)
-            masks = tall_masks([vectors[t] for t in tasks], TALL_LAMBDA)
-            return tau.masked(masks[tasks.index(task)])
-        if self.posthoc == "dare":
-            return dare(tau, DARE_P, seed=seed + list(vectors).index(task))
-        return breadcrumbs(tau, BREADCRUMBS_BETA, BREADCRUMBS_GAMMA)
+        if self.merger is None:
+            return vectors[task]
+        return self.merger.single(list(vectors.values()), list(vectors).index(task), seed)
 
     def merged(self, vectors: Mapping[str, TaskVector], seed: int = 0) -> TaskVector:
         """The vector task addition scales by α (Σ_t τ_t, or the post-hoc method's merge)."""
         vs = list(vectors.values())
-        if self.posthoc == "ties":
-            return ties_merge(vs, keep=TIES_KEEP, trim="global")
-        if self.posthoc == "tall":
-            return consensus_merge(vs, TALL_LAMBDA, TALL_K)
-        if self.posthoc in ("dare", "breadcrumbs"):
-            return task_arithmetic([self.single(vectors, t, seed) for t in vectors])
-        return task_arithmetic(vs)
+        return task_arithmetic(vs) if self.merger is None else self.merger.merged(vs, seed)
 
 
 def _ft(key: str) -> ArithmeticMethod:
@@ -97,10 +78,7 @@ def _ft(key: str) -> ArithmeticMethod:
 ARITHMETIC_METHODS: dict[str, ArithmeticMethod] = {
     "ft": _ft("ft"),
     "linearized": _ft("linearized"),
-    "ties": ArithmeticMethod("ties", "TIES-Merging", "Post-hoc", "ft", posthoc="ties"),
-    "tall": ArithmeticMethod("tall", "TALL Mask / Consensus", "Post-hoc", "ft", posthoc="tall"),
-    "dare": ArithmeticMethod("dare", "DARE", "Post-hoc", "ft", posthoc="dare"),
-    "breadcrumbs": ArithmeticMethod("breadcrumbs", "Breadcrumbs", "Post-hoc", "ft", posthoc="breadcrumbs"),
+    **{k: ArithmeticMethod(k, m.label, "Post-hoc", "ft", merger=m) for k, m in MERGERS.items()},
     "l-lora": _ft("l-lora"),
     "lota": _ft("lota"),
     "talos": _ft("talos"),
@@ -116,85 +94,6 @@ def arithmetic_method(key: str) -> ArithmeticMethod:
 
 
 # ==============================================================================================================
-# evaluation sets and the one scoring call
-# ==============================================================================================================
-class Evaluator:
-    """Fixed validation / test subsets of the tasks + control, and accuracy of θ_0 + α·τ on them.
-
-    ``acc(task, split, vector, alpha, linear)`` returns the task's metric (fraction); α may be negative
-    (negation).  The pre-trained model's logits are computed once per task and split.  A *linearized* model is
-    exactly linear in its parameter offset, f_lin(θ_0 + ατ) = f(θ_0) + α·J_θ0 τ, so for ``linear=True`` the
-    tangent logits J_θ0 τ are computed once per (vector, task, split) (one jvp pass at α = 1) and every other α
-    is f(θ_0) + α·J τ: the same model, without one jvp pass per α.  ``seconds`` / ``evaluated`` count the
-    forward passes actually run.
-    """
-
-    def __init__(self, wb: "Workbench", tasks: Sequence[str], control: str | None, n_val: int, n_test: int,
-                 seed: int | None = None) -> None:
-        self.wb = wb
-        self.tasks = list(tasks)
-        self.control = control
-        self.seed = wb.seed if seed is None else seed
-        self.n_val, self.n_test = int(n_val), int(n_test)
-        self.sets: dict[str, dict[str, list[Example]]] = {}
-        for t in self.tasks + ([control] if control else []):
-            data = wb.task(t, seed=self.seed)
-            self.sets[t] = {"val": balanced_sample(data.dev, self.n_val, seed=self.seed),
-                            "test": balanced_sample(data.test, self.n_test, seed=0)}
-        self._zero: dict[tuple[str, str], Any] = {}  # Predictions of θ_0
-        self._tangent: dict[tuple, Any] = {}  # (vector fingerprint, task, split) -> J τ logits
-        self.seconds = 0.0
-        self.evaluated = 0
-
-    def config(self) -> dict[str, Any]:
-        return {"tasks": self.tasks, "control": self.control, "n_val": self.n_val, "n_test": self.n_test,
-                "seed": self.seed, "sizes": {t: {s: len(v) for s, v in d.items()} for t, d in self.sets.items()}}
-
-    def zero_shot(self, task: str, split: str) -> float:
-        return self._metric(task, self._zero_pred(task, split))
-
-    def acc(self, task: str, split: str, vector: TaskVector | None, alpha: float = 1.0,
-            linear: bool = False) -> float:
-        """Metric of θ_0 + α·τ (linearized around θ_0 when ``linear``) on ``task``'s ``split`` subset."""
-        from repro.core.evaluation import Predictions
-
-        if vector is None or alpha == 0 or len(vector) == 0:
-            return self.zero_shot(task, split)
-        if not linear:
-            return self._metric(task, self._predict(task, split, vector.apply(self.wb.pre, alpha), None))
-        zero = self._zero_pred(task, split)
-        key = (_fingerprint(vector), task, split)
-        if key not in self._tangent:
-            base = {n: self.wb.pre[n] for n in vector.names}
-            one = self._predict(task, split, vector.apply(self.wb.pre, 1.0), base)
-            self._tangent[key] = one.logits - zero.logits
-        return self._metric(task, Predictions(zero.logits + float(alpha) * self._tangent[key], zero.labels))
-
-    def _zero_pred(self, task: str, split: str):
-        if (task, split) not in self._zero:
-            self._zero[(task, split)] = self._predict(task, split, None, None)
-        return self._zero[(task, split)]
-
-    def _predict(self, task: str, split: str, overrides, linear_base):
-        start = time.perf_counter()
-        ex = self.sets[task][split]
-        pred = self.wb.predict(task, split, overrides, examples=ex, linear_base=linear_base)
-        self.seconds += time.perf_counter() - start
-        self.evaluated += len(ex)
-        return pred
-
-    def _metric(self, task: str, pred) -> float:
-        from repro.core.evaluation import score
-
-        return score(pred, self.wb.model.specs[task].metric)["value"]
-
-
-def _fingerprint(vector: TaskVector) -> tuple:
-    """Content key of a task vector (names, and per-tensor sums of v and v² in float64)."""
-    return tuple((n, float(t.double().sum()), float(t.double().pow(2).sum())) for n, t in sorted(vector.items()))
-
-
-# ==============================================================================================================
 # task vectors of a method
 # ==============================================================================================================
 def method_vectors(wb: "Workbench", method: ArithmeticMethod | str, tasks: Sequence[str],
@@ -206,7 +105,7 @@ def method_vectors(wb: "Workbench", method: ArithmeticMethod | str, tasks: Seque
 
 def method_alphas(wb: "Workbench", method: ArithmeticMethod, alphas: Sequence[float]) -> list[float]:
     """The α grid of a method: ``alphas`` × 1/(1 − k) for the sparse fine-tuning methods (P2 App. A.1)."""
-    k = method_sparsity(wb, method.key) if method.key in FT_METHODS and method.posthoc is None else 0.0
+    k = method_sparsity(wb, method.key) if method.key in FT_METHODS and method.merger is None else 0.0
     return [round(float(a) / (1.0 - k), 6) for a in alphas]
 
 
@@ -234,6 +133,57 @@ def _vec_key(vectors: Mapping[str, TaskVector]) -> dict[str, str]:
             h.update(f"{float(v.tensors[n].double().abs().sum()):.10e}".encode())
         out[t] = h.hexdigest()[:12]
     return out
+
+
+# ==============================================================================================================
+# α selection (spec D7; P2 App. A.1)
+# ==============================================================================================================
+def select_addition_alpha(val_acc_by_alpha: Mapping[float, Mapping[str, float]],
+                          single_task_acc: Mapping[str, float]) -> tuple[float, list[dict[str, Any]]]:
+    """P2 Eq. 11 / spec D7: α* = argmax_α mean_t acc_t(θ0 + α Στ) / acc_t(single-task FT, same method).
+
+    The normalizer is the fine-tuned checkpoint's own accuracy on the same split ("the single-task accuracy that
+    the fine-tuned checkpoint obtained … before being fused"; the NLP code's val/test mix-up is not reproduced).
+    Ties keep the smallest α (the official loop over the ascending grid with a strict >).  Returns α* and one
+    row per α: ``{"alpha", "avg_normalized", "avg_acc", "normalized": {t: …}, "acc": {t: …}}``.
+    """
+    if not val_acc_by_alpha:
+        raise ValueError("val_acc_by_alpha is empty")
+    table: list[dict[str, Any]] = []
+    best_alpha, best = None, -math.inf
+    for alpha in sorted(val_acc_by_alpha):
+        accs = val_acc_by_alpha[alpha]
+        if not accs:
+            raise ValueError(f"no task accuracies at alpha={alpha}")
+        missing = [t for t in accs if t not in single_task_acc]
+        if missing:
+            raise KeyError(f"no single-task accuracy for {missing}; given for {sorted(single_task_acc)}")
+        zero = [t for t in accs if single_task_acc[t] <= 0]
+        if zero:
+            raise ValueError(f"single-task accuracy must be > 0 to normalize; got 0 for {zero}")
+        norm = {t: a / single_task_acc[t] for t, a in accs.items()}
+        row = {"alpha": float(alpha), "avg_normalized": float(np.mean(list(norm.values()))),
+               "avg_acc": float(np.mean(list(accs.values()))), "normalized": norm, "acc": dict(accs)}
+        table.append(row)
+        if row["avg_normalized"] > best:
+            best_alpha, best = float(alpha), row["avg_normalized"]
+    return best_alpha, table
+
+
+def select_negation_alpha(target_val_by_alpha: Mapping[float, float], control_val_by_alpha: Mapping[float, float],
+                          control_zeroshot: float, threshold: float = 0.95) -> float | None:
+    """P2 App. A.1 / spec D7: α* = argmin_α target acc(θ0 − ατ) s.t. control ≥ threshold × zero-shot control.
+
+    Ties keep the smallest α; None when no α keeps the control above the threshold.
+    """
+    missing = [a for a in target_val_by_alpha if a not in control_val_by_alpha]
+    if missing:
+        raise KeyError(f"no control accuracy at alphas {missing}")
+    best_alpha, best = None, math.inf
+    for alpha in sorted(target_val_by_alpha):
+        if control_val_by_alpha[alpha] >= threshold * control_zeroshot and target_val_by_alpha[alpha] < best:
+            best_alpha, best = float(alpha), target_val_by_alpha[alpha]
+    return best_alpha
 
 
 # ==============================================================================================================
@@ -324,8 +274,8 @@ def run_method(wb: "Workbench", ev: Evaluator, key: str, alphas: Sequence[float]
     vectors = method_vectors(wb, method, ev.tasks, seed=ev.seed)
     grid = method_alphas(wb, method, wb.profile.alphas if alphas is None else alphas)
     config = {"method": key, "grid": grid, "negation": negation, "eval": ev.config(), "vectors": _vec_key(vectors),
-              "defaults": [TIES_KEEP, TALL_LAMBDA, TALL_K, DARE_P, BREADCRUMBS_BETA, BREADCRUMBS_GAMMA,
-                           NEGATION_THRESHOLD], "model": wb.profile.model, "data": wb.data_tag}
+              "merger": None if method.merger is None else method.merger.config(),
+              "negation_threshold": NEGATION_THRESHOLD, "model": wb.profile.model, "data": wb.data_tag}
 
     def compute() -> dict:
         start, n0 = time.perf_counter(), ev.evaluated
@@ -365,12 +315,13 @@ def merging_scheme(wb: "Workbench", ev: Evaluator, source: str, scheme: str, alp
     if scheme not in MERGE_SCHEMES:
         raise ValueError(f"unknown merging scheme {scheme!r}; choose one of {MERGE_SCHEMES}")
     method = arithmetic_method(source)
-    if method.posthoc is not None:
+    if method.merger is not None:
         raise ValueError(f"source must be a fine-tuning method, got post-hoc {source!r}")
     vectors = method_vectors(wb, method, ev.tasks, seed=ev.seed)
     grid = method_alphas(wb, method, wb.profile.alphas if alphas is None else alphas)
+    ties = MERGERS["ties"] if not FT_METHODS[source].sparse else replace(MERGERS["ties"], keep=None)
     config = {"source": source, "scheme": scheme, "grid": grid, "eval": ev.config(), "vectors": _vec_key(vectors),
-              "ada": [adamerging_steps, adamerging_lr, adamerging_batch], "ties_keep": TIES_KEEP,
+              "ada": [adamerging_steps, adamerging_lr, adamerging_batch], "ties": ties.config(),
               "model": wb.profile.model, "data": wb.data_tag}
 
     def compute() -> dict:
@@ -381,8 +332,7 @@ def merging_scheme(wb: "Workbench", ev: Evaluator, source: str, scheme: str, alp
         elif scheme == "ties" and source == "ft":  # = the TIES-Merging row of Table 1 (own single-task normalizer)
             res = run_method(wb, ev, "ties", alphas, negation=ev.control is not None)["addition"]
         elif scheme == "ties":
-            keep = None if FT_METHODS[source].sparse else TIES_KEEP
-            merged = ties_merge(list(vectors.values()), keep=keep, trim="global")
+            merged = ties.merged(list(vectors.values()), ev.seed)
             res = task_addition(ev, method, vectors, grid, single=single, merged=merged)
         else:
             stretch = grid[-1] / max(float((wb.profile.alphas if alphas is None else alphas)[-1]), 1e-12)

@@ -5,7 +5,7 @@
 - :func:`function_localization` — P2 Fig. 3: accuracy of θ0 + τ_i on every task j, as a ratio to the pre-trained
   model's accuracy on j.  Function localization (P2 Eq. 6) predicts ratio > 1 on the diagonal and = 1 off it.
 - :func:`disentanglement_grid` — P2 Fig. 2: the weight-disentanglement error ξ(α1, α2) of a task pair on a grid
-  (:func:`repro.core.taskvec.disentanglement_error`, evaluated on the linearized network for linearized methods).
+  (:func:`disentanglement_error`, evaluated on the linearized network for linearized methods).
 - :func:`mask_overlap_rows` — IoU and containment of masks of different origin on the same task (P1 graft
   regions, P2 TaLoS / LoTA masks, FISH masks), next to what random masks of the same sizes would give.
 
@@ -20,8 +20,12 @@ from typing import TYPE_CHECKING, Mapping, Sequence
 import numpy as np
 import torch
 
-from repro.data import Example, balanced_sample
+from repro.core.evaluation import predict
 from repro.core.masks import Mask
+from repro.core.taskvec import Tensors, TaskVector
+from repro.data import Example, balanced_sample
+from repro.models.base import Classifier
+from repro.progress import progress_bar
 
 if TYPE_CHECKING:  # pragma: no cover
     from repro.workbench import Workbench
@@ -82,20 +86,49 @@ def localization_summary(rows: Sequence[Mapping]) -> dict[str, float]:
             "off_min": float(np.min(off)) if off else float("nan")}
 
 
+def disentanglement_error(model: Classifier, pre: Tensors, tau1: TaskVector, tau2: TaskVector,
+                          data1: Sequence[Example], data2: Sequence[Example], task1: str, task2: str,
+                          grid: Sequence[float], grid2: Sequence[float] | None = None, *, batch_size: int = 64,
+                          progress: bool = True) -> np.ndarray:
+    """P2 Eq. 10 (Ortiz-Jiménez et al. 2023): ξ(α1, α2) = Σ_t E_{D_t} 1[f_t(θ0+α_tτ_t) ≠ f_t(θ0+α1τ1+α2τ2)].
+
+    ``f_t`` is the arg-max prediction with task t's own head.  Returns an array [len(grid), len(grid2)] whose
+    entry (i, j) is ξ(grid[i], grid2[j]) (``grid2`` defaults to ``grid``); values lie in [0, 2].
+    """
+    g1 = [float(a) for a in grid]
+    g2 = g1 if grid2 is None else [float(a) for a in grid2]
+    u1, u2 = tau1 + tau2 * 0.0, tau1 * 0.0 + tau2  # both over the union of names: every eval overrides the same set
+
+    def preds(vec: TaskVector, data: Sequence[Example], task: str) -> torch.Tensor:
+        return predict(model, data, task, vec.apply(pre, 1.0), batch_size=batch_size).preds
+
+    single1 = [preds(u1 * a, data1, task1) for a in g1]
+    single2 = [preds(u2 * b, data2, task2) for b in g2]
+    out = np.zeros((len(g1), len(g2)))
+    bar = progress_bar(total=len(g1) * len(g2), enabled=progress, desc="disentanglement", leave=False)
+    for i, a in enumerate(g1):
+        for j, b in enumerate(g2):
+            both = u1 * a + u2 * b
+            e1 = (preds(both, data1, task1) != single1[i]).float().mean().item()
+            e2 = (preds(both, data2, task2) != single2[j]).float().mean().item()
+            out[i, j] = e1 + e2
+            bar.update(1)
+    bar.close()
+    return out
+
+
 def disentanglement_grid(wb: "Workbench", tau1: Mapping[str, torch.Tensor], tau2: Mapping[str, torch.Tensor],
                          task1: str, task2: str, examples1: Sequence[Example], examples2: Sequence[Example],
                          grid: Sequence[float], linear: bool = False) -> list[dict]:
     """P2 Fig. 2: ξ(α1, α2) on ``grid`` × ``grid`` as rows ``{alpha1, alpha2, xi}`` (ξ ∈ [0, 2]).
 
     ``linear`` evaluates every combination on the linearized network around θ0 (Linearized FT, L-LoRA), which
-    needs the ``linear_base`` argument of :func:`repro.core.taskvec.disentanglement_error`.
+    needs the ``linear_base`` argument of :func:`disentanglement_error`.
     """
-    from repro.core.taskvec import TaskVector, disentanglement_error
-
     kw = {}
     if linear:
         if "linear_base" not in inspect.signature(disentanglement_error).parameters:
-            raise NotImplementedError("repro.core.taskvec.disentanglement_error has no linear_base argument: the "
+            raise NotImplementedError("disentanglement_error has no linear_base argument: the "
                                       "linearized methods cannot be evaluated on their linearized network")
         kw["linear_base"] = {n: wb.pre[n] for n in set(tau1) | set(tau2)}
     xi = disentanglement_error(wb.model, wb.pre, TaskVector(dict(tau1)), TaskVector(dict(tau2)), examples1,
@@ -106,9 +139,7 @@ def disentanglement_grid(wb: "Workbench", tau1: Mapping[str, torch.Tensor], tau2
 
 
 def linear_supported() -> bool:
-    """Whether :func:`disentanglement_grid` can evaluate linearized methods with the installed taskvec."""
-    from repro.core.taskvec import disentanglement_error
-
+    """Whether :func:`disentanglement_grid` can evaluate linearized methods with :func:`disentanglement_error`."""
     return "linear_base" in inspect.signature(disentanglement_error).parameters
 
 

@@ -19,7 +19,7 @@ import torch
 from repro.core.masks import Mask
 
 if TYPE_CHECKING:  # pragma: no cover
-    from repro.p2.arithmetic import Evaluator
+    from repro.p2.evaluator import Evaluator
     from repro.workbench import Workbench
 
 
