@@ -9,7 +9,7 @@ from repro.core.finetune import train
 from repro.core.grafting import (graft_fraction, graft_gradient, grafted_params, learn_graft, movement_mask, random_mask,
                             task_delta, zero_outside_params)
 from repro.core.masks import Mask
-from repro.profiles import FinetuneRecipe
+from repro.profiles import FinetuneRecipe, GraftRecipe
 
 
 def _finetuned_delta(model, examples):
@@ -51,8 +51,8 @@ def test_graft_gradient_equals_autograd_through_frac(tiny_model, sent_examples):
 def test_learned_graft_reports_sparsity_and_recovers(tiny_model, sent_examples):
     delta, ft = _finetuned_delta(tiny_model, sent_examples)
     ft_acc = evaluate(tiny_model, sent_examples, "sent", overrides={n: ft[n] for n in delta})["acc"]
-    res = learn_graft(tiny_model, "sent", delta, sent_examples, sent_examples, base=0.05, lr=1e7, steps=3,
-                      batch_size=4, progress=False)
+    res = learn_graft(tiny_model, "sent", delta, sent_examples, sent_examples, base=0.05,
+                      recipe=GraftRecipe(lr=1e7, steps=3, batch_size=4), progress=False)
     assert len(res.history) == 3 and 0 < res.density <= 1
     assert all(0 <= h["density"] <= 1 for h in res.history)
     full = Mask.full(Mask.shapes_of(delta))

@@ -54,8 +54,8 @@ def test_dense_methods_change_maskable_tensors_only(wb):
 def test_talos_and_lota_are_sparse_within_their_masks(wb):
     total = sum(wb.pre[n].numel() for n in wb.names("maskable"))
     mask, meta = methods.talos_mask(wb, "SST-2")
-    assert abs(mask.density() - (1 - wb.profile.talos_sparsity)) < 0.01
-    assert meta["report"]["rounds"] == wb.profile.talos_rounds
+    assert abs(mask.density() - (1 - wb.profile.talos.sparsity)) < 0.01
+    assert meta["report"]["rounds"] == wb.profile.talos.rounds
     tau = methods.finetune_method(wb, "SST-2", "talos")
     for n, v in tau.items():
         assert not bool((v != 0)[~mask.tensors[n]].any()), f"{n} changed outside the TaLoS mask"
@@ -65,7 +65,7 @@ def test_talos_and_lota_are_sparse_within_their_masks(wb):
     tau_l = methods.finetune_method(wb, "SST-2", "lota")
     for n, v in tau_l.items():
         assert not bool((v != 0)[~lota.tensors[n]].any())
-    assert methods.method_sparsity(wb, "talos") == pytest.approx(wb.profile.talos_sparsity)
+    assert methods.method_sparsity(wb, "talos") == pytest.approx(wb.profile.talos.sparsity)
     assert methods.method_sparsity(wb, "ft") == 0.0
 
 
@@ -106,7 +106,7 @@ def test_alpha_grid_and_settings(wb):
     grid = ar.method_alphas(wb, talos, [0.0, 0.5, 1.0])
     assert grid == pytest.approx([0.0, 5.0, 10.0])  # × 1/(1 − 0.9)
     assert ar.method_alphas(wb, ar.arithmetic_method("ties"), [0.0, 1.0]) == [0.0, 1.0]
-    s = ar.protocol_settings(get_profile("smoke", extra={"p2_alpha_stride": 4, "p2_n_val": 8}))
+    s = ar.protocol_settings(get_profile("smoke", p2_protocol_alpha_stride=4, p2_protocol_n_val=8))
     assert s["alphas"][0] == 0.0 and s["alphas"][-1] == 1.0 and len(s["alphas"]) == 6 and s["n_val"] == 8
 
 

@@ -8,10 +8,10 @@ import pytest
 import torch
 
 from repro.core.finetune import train
-from repro.core.grafting import task_delta
+from repro.core.grafting import learn_joint_graft, task_delta
 from repro.core.masks import Mask
-from repro.p1.multitask import learn_joint_graft, overlap_rows, relative_gain, subsample, union_regions
-from repro.profiles import FinetuneRecipe
+from repro.p1.multitask import overlap_rows, relative_gain, subsample, union_regions
+from repro.profiles import FinetuneRecipe, GraftRecipe
 
 
 def _masks():
@@ -60,12 +60,13 @@ def test_joint_graft_starts_from_union_and_never_scores_worse(tiny_model, sent_e
     delta = task_delta(pre, ft, names)
     union = Mask.top_fraction({n: d.abs() for n, d in delta.items()}, 0.05)
     data = {"sent": sent_examples, "topic": topic_examples}
-    res = learn_joint_graft(tiny_model, ["sent", "topic"], delta, data, data, union, steps=3, batch_size=4,
-                            progress=False)
+    res = learn_joint_graft(tiny_model, ["sent", "topic"], delta, data, data, union,
+                            GraftRecipe(steps=3, batch_size=4), progress=False)
     hist = res.history
     assert hist[0]["step"] == 0 and hist[0]["count"] == union.count() and len(hist) == 4
     assert max(h["score"] for h in hist) == pytest.approx(hist[res.best_step]["score"])
     assert hist[res.best_step]["score"] >= hist[0]["score"]
     assert all(torch.equal(p, pre[n]) for n, p in tiny_model.named_parameters())  # model left at θ_pre
     with pytest.raises(KeyError, match="no training data"):
-        learn_joint_graft(tiny_model, ["sent", "nope"], delta, data, data, union, steps=1, progress=False)
+        learn_joint_graft(tiny_model, ["sent", "nope"], delta, data, data, union, GraftRecipe(steps=1),
+                          progress=False)

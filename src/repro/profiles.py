@@ -11,7 +11,7 @@ Every notebook takes ``profile`` as a parameter and reads everything else it nee
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
 
@@ -31,6 +31,68 @@ class FinetuneRecipe:
     no_decay_bias_ln: bool = True
 
 
+def _require(ok: bool, recipe: str, message: str) -> None:
+    if not ok:
+        raise ValueError(f"{recipe}: {message}")
+
+
+@dataclass(frozen=True)
+class GraftRecipe:
+    """P1 §3.1 optimisation of the graft logits S (defaults: the official code)."""
+
+    lr: float = 1e7  # manual gradient-descent step on S
+    steps: int = 100
+    batch_size: int = 8  # examples per gradient chunk (the gradient is the mean over max_examples)
+    max_examples: int = 1024  # training examples per step (shuffled), and scored per step
+    sigmoid_bias: float = 10.0  # b of frac = γ_base + (1 − 2γ_base)·σ(S − b)
+
+    def __post_init__(self) -> None:
+        _require(self.lr > 0, "GraftRecipe", f"lr must be > 0, got {self.lr}")
+        _require(self.steps >= 1, "GraftRecipe", f"steps must be >= 1, got {self.steps} (0 steps learn nothing)")
+        _require(self.batch_size >= 1 and self.max_examples >= 1, "GraftRecipe",
+                 f"batch_size and max_examples must be >= 1, got {self.batch_size}, {self.max_examples}")
+
+
+@dataclass(frozen=True)
+class TalosRecipe:
+    """P2 Alg. 1: TaLoS mask calibration (defaults: the paper's NLP settings)."""
+
+    sparsity: float = 0.9  # k: fraction of the maskable entries left frozen
+    rounds: int = 4  # R: calibration rounds, each prunes to the round's target sparsity
+    soft_value: float = 0.1  # value given to the already-pruned entries while the next round's Fisher is scored
+    calibration_examples: int = 5000  # training inputs of the task for the Fisher
+
+    def __post_init__(self) -> None:
+        _require(0.0 <= self.sparsity < 1.0, "TalosRecipe",
+                 f"sparsity must be in [0, 1), got {self.sparsity} (1 would train nothing)")
+        _require(self.rounds >= 1, "TalosRecipe", f"rounds must be >= 1, got {self.rounds}")
+        _require(0.0 <= self.soft_value <= 1.0, "TalosRecipe", f"soft_value must be in [0, 1], got {self.soft_value}")
+        _require(self.calibration_examples >= 1, "TalosRecipe",
+                 f"calibration_examples must be >= 1, got {self.calibration_examples}")
+
+
+@dataclass(frozen=True)
+class ArithmeticProtocol:
+    """Evaluation sizes of the P2 task-arithmetic protocol (:func:`repro.p2.arithmetic.protocol_settings`)."""
+
+    n_val: int = 32  # validation examples per task for α selection (the held-out size of the T5 code)
+    n_test: int | None = None  # test examples per task (None: profile.n_test; 0: all)
+    alpha_stride: int = 1  # every k-th α of profile.alphas, always ending at its last value
+    adamerging_steps: int = 100
+
+    def __post_init__(self) -> None:
+        _require(self.n_val >= 1, "ArithmeticProtocol", f"n_val must be >= 1, got {self.n_val}")
+        _require(self.n_test is None or self.n_test >= 0, "ArithmeticProtocol",
+                 f"n_test must be >= 0 or None, got {self.n_test}")
+        _require(self.alpha_stride >= 1, "ArithmeticProtocol", f"alpha_stride must be >= 1, got {self.alpha_stride}")
+        _require(self.adamerging_steps >= 1, "ArithmeticProtocol",
+                 f"adamerging_steps must be >= 1, got {self.adamerging_steps}")
+
+
+#: Profile fields holding a recipe; ``Profile.with_(graft_lr=…)`` sets one field of one recipe
+RECIPES: tuple[str, ...] = ("graft", "talos", "p2_protocol")
+
+
 @dataclass(frozen=True)
 class Profile:
     name: str
@@ -38,8 +100,11 @@ class Profile:
     description: str
     max_length: int = 64
     logit_scale: float = 20.0
+    task_max_length: int | None = None  # roberta-base: max_length of RTE/MNLI/SNLI (None: the builder's 256)
+    gpt2_max_length: int = 256  # gpt2: the official max_length
     # data
     data_source: str = "generated"  # generated | hub | local
+    generated_seed: int = 0  # data seed of the generated tasks (repro.data.generated)
     k_shot: int = 64  # P1 "64-shot" (per label)
     k_shot_large: int = 4096  # P1 "4096-shot"
     seeds: tuple[int, ...] = (13, 21, 42, 87, 100)
@@ -49,11 +114,7 @@ class Profile:
     p1_tasks: tuple[str, ...] = ("SST-2", "MR", "CR", "MPQA", "Subj", "TREC", "AGNews",
                                  "QNLI", "SNLI", "MNLI", "RTE", "MRPC", "QQP")
     p1_finetune: FinetuneRecipe = FinetuneRecipe()
-    graft_lr: float = 1e7
-    graft_steps: int = 100
-    graft_batch_size: int = 8
-    graft_max_examples: int = 1024
-    graft_sigmoid_bias: float = 10.0
+    graft: GraftRecipe = GraftRecipe()
     graft_base_sparsity: float = 1e-5
     sparsities: tuple[float, ...] = (1e-5, 1e-4, 1e-3, 1e-2)
     # P2
@@ -62,22 +123,38 @@ class Profile:
     p2_finetune: FinetuneRecipe = FinetuneRecipe(optimizer="adamw", lr=1e-5, batch_size=128, steps=2000,
                                                   weight_decay=0.1, warmup_steps=500, schedule="cosine",
                                                   eval_every=0, no_decay_bias_ln=False)
-    talos_sparsity: float = 0.9
-    talos_rounds: int = 4
-    talos_soft_value: float = 0.1
-    talos_calibration_examples: int = 5000
+    talos: TalosRecipe = TalosRecipe()
     alphas: tuple[float, ...] = tuple(round(i * 0.05, 2) for i in range(21))
-    extra: dict[str, Any] = field(default_factory=dict)
+    p2_protocol: ArithmeticProtocol = ArithmeticProtocol()
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
     def with_(self, **changes: Any) -> "Profile":
-        """A copy with some fields changed (notebook parameters override profile defaults this way)."""
-        unknown = set(changes) - set(self.to_dict())
+        """A copy with some fields changed (notebook parameters override profile defaults this way).
+
+        A recipe field is named ``<recipe>_<field>``: ``with_(graft_lr=1e9, talos_sparsity=0.8)`` replaces one
+        field of ``graft`` / ``talos`` / ``p2_protocol`` (the recipe validates the new value).
+        """
+        own = {f.name for f in fields(self)}
+        flat: dict[str, Any] = {k: v for k, v in changes.items() if k in own}
+        nested: dict[str, dict[str, Any]] = {}
+        unknown = []
+        for key, value in changes.items():
+            if key in own:
+                continue
+            recipe = next((r for r in RECIPES if key.startswith(r + "_")
+                           and key[len(r) + 1:] in {f.name for f in fields(getattr(self, r))}), None)
+            if recipe is None:
+                unknown.append(key)
+            else:
+                nested.setdefault(recipe, {})[key[len(recipe) + 1:]] = value
         if unknown:
-            raise KeyError(f"unknown profile fields {sorted(unknown)}; valid: {sorted(self.to_dict())}")
-        return replace(self, **changes)
+            valid = sorted(own) + [f"{r}_{f.name}" for r in RECIPES for f in fields(getattr(self, r))]
+            raise KeyError(f"unknown profile fields {sorted(unknown)}; valid: {valid}")
+        for recipe, values in nested.items():
+            flat[recipe] = replace(flat.get(recipe, getattr(self, recipe)), **values)
+        return replace(self, **flat)
 
 
 PROFILES: dict[str, Profile] = {
@@ -92,12 +169,12 @@ PROFILES: dict[str, Profile] = {
         n_test=64,
         p1_tasks=("SST-2", "QNLI"),
         p1_finetune=FinetuneRecipe(optimizer="sgd", lr=1e-2, batch_size=4, steps=20, eval_every=10),
-        graft_steps=3,
+        graft=GraftRecipe(steps=3),
         sparsities=(1e-3, 1e-2, 1e-1),
         p2_tasks=("SST-2", "AGNews", "TREC"),
         p2_finetune=FinetuneRecipe(optimizer="adamw", lr=1e-3, batch_size=8, steps=10, weight_decay=0.1,
                                    warmup_steps=2, schedule="cosine", eval_every=0, no_decay_bias_ln=False),
-        talos_calibration_examples=16,
+        talos=TalosRecipe(calibration_examples=16),
     ),
     "cpu": Profile(
         name="cpu",
@@ -113,17 +190,14 @@ PROFILES: dict[str, Profile] = {
         # 5e-2 x 100: 0.812 / 0.805 in 21-33 s (kept: as good, 3x cheaper, which the 30-minute book needs).
         p1_finetune=FinetuneRecipe(optimizer="sgd", lr=5e-2, batch_size=8, steps=100, weight_decay=1e-4,
                                    eval_every=25),
-        graft_steps=10,
-        graft_max_examples=256,
         # the gradient is the mean over the same ≤ 256 examples whatever the batch (every k-shot train size here is
         # a multiple of 32), so batches of 32 instead of the official 8 change only the speed: 1.2-1.3x per graft
         # gradient on MiniLM, 2 cores (measured 2026-11-23: SST-2 1.85 → 1.43 s, QNLI 2.25 → 1.93 s per 128 examples)
-        graft_batch_size=32,
         # graft lr chosen on dev (SST-2 / QNLI, 64-shot, 20 steps, γ_base = top-1e-5), measured 2026-11-23:
         # lr 1e7 (the paper's) leaves the graft at γ_base (dev 0.69 / 0.52, FT 0.80 / 0.79); 1e8 grows it to
         # 0.03-0.06 % of the blocks (dev 0.70 / 0.55); 1e9 to 0.7-1.2 % (dev 0.75 / 0.70); 1e10 to ~10 %.
         # MiniLM's SGD movement is small, so ∂L/∂S = G·σ'(S − b) needs a larger step to move S in few steps.
-        graft_lr=1e9,
+        graft=GraftRecipe(lr=1e9, steps=10, batch_size=32, max_examples=256),
         sparsities=(1e-4, 1e-3, 1e-2),
         # one recipe for every P2 method, as the official code.  Chosen on dev (SST-2 / QNLI, 40 steps, 2026-11-23):
         # lr 1e-4: FT 0.812 / 0.742 but TaLoS does not move (0.672 / 0.523 = zero-shot); 3e-4: FT 0.844 / 0.594,
@@ -132,11 +206,11 @@ PROFILES: dict[str, Profile] = {
                                    warmup_steps=4, schedule="cosine", eval_every=0, no_decay_bias_ln=False),
         # TaLoS / Fisher calibration inputs per task.  Measured 2026-11-23 (SST-2 / QNLI dev, 40 steps): 32 inputs
         # give the same TaLoS dev accuracy as 128 (0.688 / 0.578) at a quarter of the per-example-gradient cost
-        talos_calibration_examples=32,
+        talos=TalosRecipe(calibration_examples=32),
         # task-arithmetic evaluation sizes (repro.p2.arithmetic.protocol_settings), cut for the book's time budget:
         # 128 test examples per task (the same examples for every method), every 4th α of the grid
         # (0, 0.2, ..., 1.0, × 1/(1 − k) for the sparse methods), 30 AdaMerging steps
-        extra={"p2_n_test": 128, "p2_alpha_stride": 4, "p2_adamerging_steps": 30},
+        p2_protocol=ArithmeticProtocol(n_test=128, alpha_stride=4, adamerging_steps=30),
     ),
     "paper": Profile(
         name="paper",
@@ -147,7 +221,7 @@ PROFILES: dict[str, Profile] = {
         k_shot=64,
         k_shot_large=4096,
         n_test=0,
-        graft_steps=100,
+        graft=GraftRecipe(steps=100),
     ),
 }
 

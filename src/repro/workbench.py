@@ -9,7 +9,7 @@ Artifacts are keyed by the hash of everything that determines them (profile, tas
 from __future__ import annotations
 
 import os
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -172,20 +172,20 @@ class Workbench:
               tag: str = "", lr: float | None = None, max_examples: int | None = None) -> tuple[Mask, dict]:
         """A learned graft region (cached): P1 Eq. 2-4 on ``task``'s k-shot train/dev data.
 
-        ``lr`` / ``max_examples`` override the profile's ``graft_lr`` / ``graft_max_examples`` (e.g. the
+        ``lr`` / ``max_examples`` override the profile's ``graft.lr`` / ``graft.max_examples`` (e.g. the
         γ_base = ∅ regions of P1 §5, which start with every σ(S − b) ≈ 0 and need a larger step on small models).
         """
         p = self.profile
-        lr = p.graft_lr if lr is None else float(lr)
-        max_examples = p.graft_max_examples if max_examples is None else int(max_examples)
+        recipe = replace(p.graft, steps=steps or p.graft.steps, lr=p.graft.lr if lr is None else float(lr),
+                         max_examples=p.graft.max_examples if max_examples is None else int(max_examples))
         seed = self.seed if seed is None else seed
         data = self.task(task, k=k, seed=seed)
         names = self.names(scope)
         delta = {n: vector[n] if n in vector else torch.zeros_like(self.pre[n]) for n in names}
         base_key = base if isinstance(base, (int, float)) else f"mask:{base.count()}:{_mask_digest(base)}"
         config = {"task": task, "k": k or p.k_shot, "seed": seed, "base": base_key, "scope": scope,
-                  "lr": lr, "steps": steps or p.graft_steps, "bs": p.graft_batch_size,
-                  "max_examples": max_examples, "b": p.graft_sigmoid_bias, "vector": _vec_digest(delta),
+                  "lr": recipe.lr, "steps": recipe.steps, "bs": recipe.batch_size,
+                  "max_examples": recipe.max_examples, "b": recipe.sigmoid_bias, "vector": _vec_digest(delta),
                   "tag": tag}
         path = self.store.path("graft", config)
         try:
@@ -195,10 +195,8 @@ class Workbench:
         except FileNotFoundError:
             pass
         self.restore_pre()
-        res: GraftResult = learn_graft(self.model, task, delta, data.train, data.dev, base=base, lr=lr,
-                                       steps=steps or p.graft_steps, batch_size=p.graft_batch_size,
-                                       max_examples=max_examples, sigmoid_bias=p.graft_sigmoid_bias,
-                                       seed=seed, eval_batch_size=p.eval_batch_size)
+        res: GraftResult = learn_graft(self.model, task, delta, data.train, data.dev, base, recipe, seed=seed,
+                                       eval_batch_size=p.eval_batch_size)
         meta = {"config": config, "history": res.history, "best_step": res.best_step,
                 "base_count": res.base_count, "count": res.mask.count(), "density": res.mask.density()}
         res.mask.save(path, meta)

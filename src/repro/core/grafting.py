@@ -13,6 +13,7 @@ always reported (the official code never logs it).
 
 from __future__ import annotations
 
+import os
 import random
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
@@ -24,6 +25,7 @@ from repro.data import Example, chunks
 from repro.core.evaluation import evaluate, forward
 from repro.core.masks import Mask
 from repro.models.base import Classifier
+from repro.profiles import GraftRecipe
 
 
 def task_delta(pre: Mapping[str, torch.Tensor], ft: Mapping[str, torch.Tensor], names: Sequence[str]) -> dict[str, torch.Tensor]:
@@ -123,11 +125,8 @@ def learn_graft(
     train: Sequence[Example],
     dev: Sequence[Example],
     base: Mask | float = 1e-5,
-    lr: float = 1e7,
-    steps: int = 100,
-    batch_size: int = 8,
-    max_examples: int = 1024,
-    sigmoid_bias: float = 10.0,
+    recipe: GraftRecipe = GraftRecipe(),
+    *,
     seed: int = 0,
     progress: bool = True,
     eval_batch_size: int = 64,
@@ -135,8 +134,11 @@ def learn_graft(
     """P1 Eq. 2-4: optimize S by manual gradient descent; keep the S whose rounded mask scores best on train+dev.
 
     ``base`` is γ_base as a Mask, or a sparsity s for the top-s movement region (0 gives γ_base = ∅, the
-    multi-task setting of P1 §5).  The model must hold θ_pre on ``delta``'s tensors.
+    multi-task setting of P1 §5).  ``recipe`` holds lr, steps, batch size, examples per step and the sigmoid
+    bias b.  The model must hold θ_pre on ``delta``'s tensors.
     """
+    lr, steps, batch_size = recipe.lr, recipe.steps, recipe.batch_size
+    max_examples, sigmoid_bias = recipe.max_examples, recipe.sigmoid_bias
     if isinstance(base, (int, float)):
         base = movement_mask(delta, float(base))
     S = init_scores(delta, seed)
@@ -166,6 +168,72 @@ def learn_graft(
                                "count": mask.count(), "density": mask.density()})
         if tr + dv > best:
             best = tr + dv
+            result.best_step, result.mask = step + 1, mask
+            result.S = {n: s.clone() for n, s in S.items()}
+    model.train(was_training)
+    return result
+
+
+def learn_joint_graft(
+    model: Classifier,
+    tasks: Sequence[str],
+    delta: Mapping[str, torch.Tensor],
+    train: Mapping[str, Sequence[Example]],
+    dev: Mapping[str, Sequence[Example]],
+    base: Mask,
+    recipe: GraftRecipe = GraftRecipe(steps=10),
+    *,
+    seed: int = 0,
+    progress: bool = True,
+    eval_batch_size: int = 64,
+) -> GraftResult:
+    """P1 Eq. 3-4 on the joint loss Σ_{i∈G} L_i(γ), started from γ_base = ``base`` (the union region γ_G).
+
+    Each step adds the per-task graft gradients (mean over ≤ ``max_examples`` shuffled training examples of each
+    task) and takes the same manual step as :func:`learn_graft`; the rounded mask is scored by the
+    mean over tasks of (train + dev) accuracy and the best one is kept (strict >, step 0 = γ_G itself included,
+    so the result is never worse than the union on that score).  The model must hold θ_pre on ``delta``.
+    P1 §5.1 (Fig. 8d) uses it for the 10 steps that tune a union of task regions.
+    """
+    lr, steps, batch_size = recipe.lr, recipe.steps, recipe.batch_size
+    max_examples, sigmoid_bias = recipe.max_examples, recipe.sigmoid_bias
+    missing = [t for t in tasks if t not in train]
+    if missing:
+        raise KeyError(f"no training data for {missing}; have {sorted(train)}")
+    S = init_scores(delta, seed)
+    was_training = model.training
+    model.eval()
+    rng = random.Random(seed)
+
+    def score(mask: Mask) -> float:
+        theta = grafted_params(model, delta, mask)
+        total = 0.0
+        for t in tasks:
+            total += evaluate(model, list(train[t])[:max_examples], t, theta, batch_size=eval_batch_size)["value"]
+            if dev.get(t):
+                total += evaluate(model, dev[t], t, theta, batch_size=eval_batch_size)["value"]
+        return total / len(tasks)
+
+    start = rounded_mask(S, base, sigmoid_bias)
+    best = score(start)
+    result = GraftResult(mask=start, S={n: s.clone() for n, s in S.items()}, base_count=base.count())
+    result.history.append({"step": 0, "score": best, "count": start.count(), "density": start.density()})
+    quiet = not progress or os.environ.get("TQDM_DISABLE", "") not in ("", "0")
+    for step in progress_bar(range(steps), enabled=not quiet, desc="joint graft", leave=False):
+        frac = graft_fraction(S, base, sigmoid_bias)
+        G = {n: torch.zeros_like(d) for n, d in delta.items()}
+        for t in tasks:
+            sample = list(train[t])
+            rng.shuffle(sample)
+            Gt = graft_gradient(model, t, sample[:max_examples], delta, frac, batch_size)
+            for n in G:
+                G[n] += Gt[n]
+        S = graft_step(S, G, base, lr, sigmoid_bias)
+        mask = rounded_mask(S, base, sigmoid_bias)
+        sc = score(mask)
+        result.history.append({"step": step + 1, "score": sc, "count": mask.count(), "density": mask.density()})
+        if sc > best:
+            best = sc
             result.best_step, result.mask = step + 1, mask
             result.S = {n: s.clone() for n, s in S.items()}
     model.train(was_training)

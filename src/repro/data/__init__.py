@@ -433,7 +433,7 @@ def load_task(name: str, profile: "Profile", seed: int = 13, k: int | None = Non
     :func:`balanced_sample` of ``n_test`` examples (default ``profile.n_test``; 0 = all) drawn with
     ``test_seed``, so every k-shot seed sees the same test set (as in LM-BFF).  Labels with fewer than 2k
     examples are allowed by default and listed in ``meta["short_labels"]`` (with a warning).  Generated tasks use
-    the data seed ``profile.extra["generated_seed"]`` (default 0) and a train pool of
+    the data seed ``profile.generated_seed`` (default 0) and a train pool of
     :func:`repro.data.generated.pool_size` examples, so the k-shot ``seed`` only changes which examples are drawn.
     """
     spec = get_spec(name)
@@ -446,7 +446,7 @@ def load_task(name: str, profile: "Profile", seed: int = 13, k: int | None = Non
     elif profile.data_source == "generated":
         from repro.data import generated
 
-        gen_seed = int(profile.extra.get("generated_seed", 0))
+        gen_seed = int(profile.generated_seed)
         pool, test = generated.train_test(name, n_train=generated.pool_size(name, k),
                                           n_test=n_test if n_test > 0 else generated.DEFAULT_TEST_SIZE,
                                           seed=gen_seed)

@@ -2,8 +2,8 @@
 
 Hub keys download pre-trained weights (internet or a local HF / open_clip cache); ``tiny-*`` keys build random-init
 models of the same classes with offline tokenizers (tests, smoke).  Lengths: ``max_length`` comes from the profile;
-``roberta-base`` additionally uses 256 for RTE/MNLI/SNLI (override with ``profile.extra["task_max_length"]``), and
-``gpt2`` uses the official 256 (override with ``profile.extra["gpt2_max_length"]``).
+``roberta-base`` additionally uses 256 for RTE/MNLI/SNLI (override with ``profile.task_max_length``), and
+``gpt2`` uses the official 256 (override with ``profile.gpt2_max_length``).
 """
 
 from __future__ import annotations
@@ -28,13 +28,13 @@ def _roberta(cls_head: bool) -> Callable[[Profile, int], Classifier]:
     def build(p: Profile, seed: int) -> Classifier:
         from repro.models import prompt_lm
         return prompt_lm.build_roberta("roberta-base", max_length=p.max_length,
-                                       task_max_length=p.extra.get("task_max_length"), cls_head=cls_head)
+                                       task_max_length=p.task_max_length, cls_head=cls_head)
     return build
 
 
 def _gpt2(p: Profile, seed: int) -> Classifier:
     from repro.models import causal_lm
-    return causal_lm.build_gpt2("gpt2", max_length=int(p.extra.get("gpt2_max_length", 256)))
+    return causal_lm.build_gpt2("gpt2", max_length=p.gpt2_max_length)
 
 
 def _t5(size: str) -> Callable[[Profile, int], Classifier]:

@@ -19,20 +19,15 @@ summed; the parameter values stay those of the MT model.
 from __future__ import annotations
 
 import json
-import os
-import random
+from dataclasses import replace
 from typing import TYPE_CHECKING, Mapping, Sequence
 
 import torch
-from repro.progress import progress_bar
 
 from repro.data import Example
-from repro.core.evaluation import evaluate
-from repro.core.grafting import (GraftResult, graft_fraction, graft_gradient, graft_step, grafted_params,
-                            init_scores, rounded_mask)
+from repro.core.grafting import learn_joint_graft
 from repro.core.masks import Mask
 from repro.core.metrics import accuracy
-from repro.models.base import Classifier
 
 if TYPE_CHECKING:  # pragma: no cover
     from repro.workbench import Workbench
@@ -125,92 +120,23 @@ def _vec_key(vector: Mapping[str, torch.Tensor]) -> str:
     return _vec_digest(vector)
 
 
-# --------------------------------------------------------------------------------------------------------
-# joint graft optimization (Fig. 8d)
-# --------------------------------------------------------------------------------------------------------
-def learn_joint_graft(
-    model: Classifier,
-    tasks: Sequence[str],
-    delta: Mapping[str, torch.Tensor],
-    train: Mapping[str, Sequence[Example]],
-    dev: Mapping[str, Sequence[Example]],
-    base: Mask,
-    lr: float = 1e7,
-    steps: int = 10,
-    batch_size: int = 8,
-    max_examples: int = 1024,
-    sigmoid_bias: float = 10.0,
-    seed: int = 0,
-    progress: bool = True,
-    eval_batch_size: int = 64,
-) -> GraftResult:
-    """P1 Eq. 3-4 on the joint loss Σ_{i∈G} L_i(γ), started from γ_base = ``base`` (the union region γ_G).
-
-    Each step adds the per-task graft gradients (mean over ≤ ``max_examples`` shuffled training examples of each
-    task) and takes the same manual step as :func:`repro.core.grafting.learn_graft`; the rounded mask is scored by the
-    mean over tasks of (train + dev) accuracy and the best one is kept (strict >, step 0 = γ_G itself included,
-    so the result is never worse than the union on that score).  The model must hold θ_pre on ``delta``.
-    """
-    missing = [t for t in tasks if t not in train]
-    if missing:
-        raise KeyError(f"no training data for {missing}; have {sorted(train)}")
-    S = init_scores(delta, seed)
-    was_training = model.training
-    model.eval()
-    rng = random.Random(seed)
-
-    def score(mask: Mask) -> float:
-        theta = grafted_params(model, delta, mask)
-        total = 0.0
-        for t in tasks:
-            total += evaluate(model, list(train[t])[:max_examples], t, theta, batch_size=eval_batch_size)["value"]
-            if dev.get(t):
-                total += evaluate(model, dev[t], t, theta, batch_size=eval_batch_size)["value"]
-        return total / len(tasks)
-
-    start = rounded_mask(S, base, sigmoid_bias)
-    best = score(start)
-    result = GraftResult(mask=start, S={n: s.clone() for n, s in S.items()}, base_count=base.count())
-    result.history.append({"step": 0, "score": best, "count": start.count(), "density": start.density()})
-    quiet = not progress or os.environ.get("TQDM_DISABLE", "") not in ("", "0")
-    for step in progress_bar(range(steps), enabled=not quiet, desc="joint graft", leave=False):
-        frac = graft_fraction(S, base, sigmoid_bias)
-        G = {n: torch.zeros_like(d) for n, d in delta.items()}
-        for t in tasks:
-            sample = list(train[t])
-            rng.shuffle(sample)
-            Gt = graft_gradient(model, t, sample[:max_examples], delta, frac, batch_size)
-            for n in G:
-                G[n] += Gt[n]
-        S = graft_step(S, G, base, lr, sigmoid_bias)
-        mask = rounded_mask(S, base, sigmoid_bias)
-        sc = score(mask)
-        result.history.append({"step": step + 1, "score": sc, "count": mask.count(), "density": mask.density()})
-        if sc > best:
-            best = sc
-            result.best_step, result.mask = step + 1, mask
-            result.S = {n: s.clone() for n, s in S.items()}
-    model.train(was_training)
-    return result
-
-
 def tune_union(wb: "Workbench", tasks: Sequence[str], vector: Mapping[str, torch.Tensor], union: Mask,
                steps: int = 10, seed: int | None = None, tag: str = "", lr: float | None = None,
                max_examples: int | None = None) -> tuple[Mask, dict]:
-    """Cached :func:`learn_joint_graft` of ``union`` on ``tasks``' k-shot data with the profile's graft settings
+    """Cached :func:`repro.core.grafting.learn_joint_graft` of ``union`` on ``tasks``' k-shot data with the profile's graft settings
     (``lr`` / ``max_examples`` per task override the profile's)."""
     from repro.workbench import _mask_digest, _vec_digest
 
     p = wb.profile
     seed = wb.seed if seed is None else seed
-    lr = p.graft_lr if lr is None else float(lr)
-    max_examples = p.graft_max_examples if max_examples is None else int(max_examples)
+    recipe = replace(p.graft, steps=steps, lr=p.graft.lr if lr is None else float(lr),
+                     max_examples=p.graft.max_examples if max_examples is None else int(max_examples))
     datas = {t: wb.task(t, seed=seed) for t in tasks}
     names = wb.names("graftable")
     delta = {n: vector[n] if n in vector else torch.zeros_like(wb.pre[n]) for n in names}
     config = {"kind": "joint-graft", "tasks": list(tasks), "k": p.k_shot, "seed": seed,
-              "base": f"mask:{union.count()}:{_mask_digest(union)}", "lr": lr, "steps": steps,
-              "bs": p.graft_batch_size, "max_examples": max_examples, "b": p.graft_sigmoid_bias,
+              "base": f"mask:{union.count()}:{_mask_digest(union)}", "lr": recipe.lr, "steps": recipe.steps,
+              "bs": recipe.batch_size, "max_examples": recipe.max_examples, "b": recipe.sigmoid_bias,
               "vector": _vec_digest(delta), "data": wb.data_tag, "tag": tag}
     path = wb.store.path("graft", config)
     try:
@@ -219,9 +145,8 @@ def tune_union(wb: "Workbench", tasks: Sequence[str], vector: Mapping[str, torch
         pass
     wb.restore_pre()
     res = learn_joint_graft(wb.model, tasks, delta, {t: d.train for t, d in datas.items()},
-                            {t: d.dev for t, d in datas.items()}, union, lr=lr, steps=steps,
-                            batch_size=p.graft_batch_size, max_examples=max_examples,
-                            sigmoid_bias=p.graft_sigmoid_bias, seed=seed, eval_batch_size=p.eval_batch_size)
+                            {t: d.dev for t, d in datas.items()}, union, recipe, seed=seed,
+                            eval_batch_size=p.eval_batch_size)
     meta = {"config": config, "history": res.history, "best_step": res.best_step, "base_count": res.base_count,
             "count": res.mask.count(), "density": res.mask.density()}
     res.mask.save(path, meta)

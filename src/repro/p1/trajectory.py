@@ -82,13 +82,14 @@ def checkpoint_tracking(wb: "Workbench", task: str, sparsities: Sequence[float],
     p = wb.profile
     recipe = recipe or p.p1_finetune
     seed = wb.seed if seed is None else seed
-    steps = graft_steps or p.graft_steps
+    steps = graft_steps or p.graft.steps
+    recipe_g = replace(p.graft, steps=steps)
     if checkpoint % every and checkpoint != recipe.steps:
         raise ValueError(f"checkpoint {checkpoint} is not a snapshot step (multiples of every={every})")
     config = {"what": "p1-fig15", "task": task, "sparsities": list(sparsities), "checkpoint": checkpoint,
               "every": every, "recipe": asdict(recipe), "graft_steps": steps, "k": k or p.k_shot, "seed": seed,
               "n_eval": n_eval, "model": p.model, "max_length": p.max_length, "data": wb.data_tag,
-              "graft": [p.graft_lr, p.graft_batch_size, p.graft_max_examples, p.graft_sigmoid_bias]}
+              "graft": [recipe_g.lr, recipe_g.batch_size, recipe_g.max_examples, recipe_g.sigmoid_bias]}
     path = wb.store.path("tracking", config).with_suffix(".json")
     if path.exists():
         return json.loads(path.read_text())
@@ -105,10 +106,8 @@ def checkpoint_tracking(wb: "Workbench", task: str, sparsities: Sequence[float],
     metas: dict[str, dict] = {}
     for s in sparsities:
         wb.restore_pre()
-        res = learn_graft(wb.model, task, tau_c, train_c, dev_c, base=movement_mask(tau_c, s), lr=p.graft_lr,
-                          steps=steps, batch_size=p.graft_batch_size, max_examples=p.graft_max_examples,
-                          sigmoid_bias=p.graft_sigmoid_bias, seed=seed, progress=progress,
-                          eval_batch_size=p.eval_batch_size)
+        res = learn_graft(wb.model, task, tau_c, train_c, dev_c, movement_mask(tau_c, s), recipe_g, seed=seed,
+                          progress=progress, eval_batch_size=p.eval_batch_size)
         regions[s] = res.mask
         metas[str(s)] = {"best_step": res.best_step, "base_count": res.base_count, **size_fields(res.mask, total)}
     rows = []

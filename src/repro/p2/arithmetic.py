@@ -358,27 +358,20 @@ def merging_scheme(wb: "Workbench", ev: Evaluator, source: str, scheme: str, alp
 # ==============================================================================================================
 def protocol_settings(profile, *, n_val: int | None = None, n_test: int | None = None,
                       alpha_stride: int | None = None, adamerging_steps: int | None = None) -> dict[str, Any]:
-    """Evaluation sizes of the task-arithmetic protocol: the arguments, else ``profile.extra``, else defaults.
+    """Evaluation sizes of the task-arithmetic protocol: the arguments, else ``profile.p2_protocol``
+    (:class:`repro.profiles.ArithmeticProtocol`, which validates them).
 
-    ``n_val`` / ``p2_n_val``: validation examples per task for α selection (default 32, the held-out size of
-    the T5 code); ``n_test`` / ``p2_n_test``: test examples per task (default ``profile.n_test``; 0 = all);
-    ``alpha_stride`` / ``p2_alpha_stride``: use every k-th α of ``profile.alphas``, always ending at its last
-    value (default 1); ``adamerging_steps`` / ``p2_adamerging_steps`` (default 100).
+    ``n_val``: validation examples per task for α selection; ``n_test``: test examples per task (None in the
+    protocol: ``profile.n_test``; 0 = all); ``alpha_stride``: use every k-th α of ``profile.alphas``, always ending
+    at its last value; ``adamerging_steps``: AdaMerging optimizer steps.
     """
-    x = profile.extra
-
-    def pick(value: int | None, key: str, default: int) -> int:
-        return int(value if value is not None else x.get(key, default))
-
-    stride = pick(alpha_stride, "p2_alpha_stride", 1)
-    if stride < 1:
-        raise ValueError(f"alpha_stride must be >= 1, got {stride}")
-    alphas = list(profile.alphas)[::stride]
+    given = {"n_val": n_val, "n_test": n_test, "alpha_stride": alpha_stride, "adamerging_steps": adamerging_steps}
+    proto = replace(profile.p2_protocol, **{k: int(v) for k, v in given.items() if v is not None})
+    alphas = list(profile.alphas)[::proto.alpha_stride]
     if alphas[-1] != profile.alphas[-1]:
         alphas.append(profile.alphas[-1])
-    return {"n_val": pick(n_val, "p2_n_val", 32), "n_test": pick(n_test, "p2_n_test", profile.n_test),
-            "alphas": [float(a) for a in alphas],
-            "adamerging_steps": pick(adamerging_steps, "p2_adamerging_steps", 100)}
+    return {"n_val": proto.n_val, "n_test": profile.n_test if proto.n_test is None else proto.n_test,
+            "alphas": [float(a) for a in alphas], "adamerging_steps": proto.adamerging_steps}
 
 
 def _pct(x: float | None) -> float | None:

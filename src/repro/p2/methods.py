@@ -18,8 +18,8 @@ key           P2 name          what is trained (all with ``profile.p2_finetune``
 ``lota``      LoTA             standard FT → mask of the top ``lota_density`` (10 %) entries by |τ_ft| → masked
                                re-fine-tuning from θ_0 (Panda et al. 2024; NLP code: non-selected entries frozen)
 ``talos``     TaLoS            P2 Alg. 1: :func:`repro.core.fisher.talos_calibrate` on the task's own training inputs
-                               (sampled labels, ``talos_rounds`` rounds, exponential schedule, soft value
-                               ``talos_soft_value``) → fine-tune only the ``1 − talos_sparsity`` least-sensitive
+                               (sampled labels, ``talos.rounds`` rounds, exponential schedule, soft value
+                               ``talos.soft_value``) → fine-tune only the ``1 − talos.sparsity`` least-sensitive
                                entries (the others are bitwise frozen, spec D4)
 ============  ===============  ====================================================================================
 
@@ -91,12 +91,12 @@ def _data_config(wb: "Workbench", task: str, seed: int) -> dict:
 
 def calibration_examples(wb: "Workbench", task: str, n: int | None = None, seed: int | None = None) -> list:
     """The inputs TaLoS (and the §4.1 sensitivity analysis) score parameters on: a label-balanced subset of
-    ``n`` (default ``profile.talos_calibration_examples``) of the task's k-shot *training* examples.
+    ``n`` (default ``profile.talos.calibration_examples``) of the task's k-shot *training* examples.
 
     Labels are not used (Eq. 7 samples ŷ from the model), so only the task's own training inputs are needed.
     """
     seed = wb.seed if seed is None else seed
-    n = wb.profile.talos_calibration_examples if n is None else n
+    n = wb.profile.talos.calibration_examples if n is None else n
     return balanced_sample(wb.task(task, seed=seed).train, n, seed=seed)
 
 
@@ -110,9 +110,9 @@ def talos_mask(wb: "Workbench", task: str, seed: int | None = None, sparsity: fl
 
     p = wb.profile
     seed = wb.seed if seed is None else seed
-    sparsity = p.talos_sparsity if sparsity is None else sparsity
-    config = {"kind": "talos", "sparsity": sparsity, "rounds": p.talos_rounds, "soft": p.talos_soft_value,
-              "n": p.talos_calibration_examples, "target": "logprob", **_data_config(wb, task, seed)}
+    sparsity = p.talos.sparsity if sparsity is None else sparsity
+    config = {"kind": "talos", "sparsity": sparsity, "rounds": p.talos.rounds, "soft": p.talos.soft_value,
+              "n": p.talos.calibration_examples, "target": "logprob", **_data_config(wb, task, seed)}
     path = wb.store.path("mask", config)
     try:
         return Mask.load(path), _read_meta(path)
@@ -122,7 +122,7 @@ def talos_mask(wb: "Workbench", task: str, seed: int | None = None, sparsity: fl
     examples = calibration_examples(wb, task, seed=seed)
     start = time.perf_counter()
     mask, report = talos_calibrate(wb.model, examples, task, wb.names("maskable"), sparsity=sparsity,
-                                   rounds=p.talos_rounds, soft_value=p.talos_soft_value, target="logprob",
+                                   rounds=p.talos.rounds, soft_value=p.talos.soft_value, target="logprob",
                                    seed=seed, progress=progress)
     meta = {"config": config, "report": report.to_dict(), "seconds": time.perf_counter() - start}
     mask.save(path, meta)
@@ -219,11 +219,11 @@ def finetune_all(wb: "Workbench", tasks: Sequence[str], methods: Sequence[str] =
 # --- sparsity, evaluation ---------------------------------------------------------------------------------
 def method_sparsity(wb: "Workbench", method: str) -> float:
     """The sparsity k a method is configured for (P2 App. A.1's α range × 1/(1 − k)): 0 for dense methods,
-    ``talos_sparsity`` for TaLoS, 1 − ``LOTA_DENSITY`` for LoTA (fractions of the maskable set)."""
+    ``profile.talos.sparsity`` for TaLoS, 1 − ``LOTA_DENSITY`` for LoTA (fractions of the maskable set)."""
     spec = method_spec(method)
     if not spec.sparse:
         return 0.0
-    return wb.profile.talos_sparsity if method == "talos" else 1.0 - LOTA_DENSITY
+    return wb.profile.talos.sparsity if method == "talos" else 1.0 - LOTA_DENSITY
 
 
 def linear_base(wb: "Workbench", vector: Mapping[str, torch.Tensor]) -> dict[str, torch.Tensor]:

@@ -1,7 +1,7 @@
 """Sparse task vectors beyond the method zoo's defaults, scored with the P2 task-arithmetic protocol.
 
 - :func:`talos_vector` — TaLoS at any sparsity k (P2 Fig. 8, App. A.5) by exactly the zoo's path
-  (:func:`repro.p2.methods.talos_mask` + masked :meth:`Workbench.finetune`), so k = ``profile.talos_sparsity`` is
+  (:func:`repro.p2.methods.talos_mask` + masked :meth:`Workbench.finetune`), so k = ``profile.talos.sparsity`` is
   the zoo's own cached run and k = 0 is non-linear FT (the paper: "at 0% sparsity we recover full FT").
 - :func:`grafted_vectors` — *beyond the paper*: P1 grafting (Eq. 2-4, :func:`repro.p1.regions.learned_region`)
   applied to the P2 non-linear FT task vectors, giving sparse task vectors γ_t ⊙ τ_t whose support is learned
