@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from repro.data import Example, TaskSpec
-from repro.core.fisher import (diagonal_fisher, fish_mask, logit_target, logprob_target, lota_mask,
+from repro.core.fisher import (diagonal_fisher, fish_masks, logit_target, logprob_target, lota_mask,
                           lowest_sensitivity_mask, masked_soft_overrides, per_example_grads, per_example_grads_loop,
                           perturb, prune, selection_stats, talos_calibrate, talos_schedule, talos_select)
 from repro.core.masks import Mask
@@ -138,12 +138,14 @@ def test_talos_soft_mask_enters_forward(model, examples):
 
 def test_fish_keeps_highest(model, examples):
     names = model.maskable_names()
-    mask = fish_mask(model, examples, "t", names, density=0.05, batch_size=4, progress=False)
+    masks = fish_masks(model, examples, "t", names, [0.05, 0.2], batch_size=4, progress=False)
     fisher = diagonal_fisher(model, examples, "t", names, label_source="true", batch_size=4, progress=False)
+    mask = masks[0.05]
     assert mask.count() == int(0.05 * mask.eligible_count)
     kept = torch.cat([fisher[n][mask.tensors[n]] for n in names])
     dropped = torch.cat([fisher[n][~mask.tensors[n]] for n in names])
     assert float(kept.min()) >= float(dropped.max())
+    assert (masks[0.05] & masks[0.2]) == masks[0.05]  # one Fisher: the smaller mask nests in the larger
 
 
 def test_lota_mask_count_exact():

@@ -360,13 +360,15 @@ def talos_calibrate(model: Classifier, examples: Sequence[Example], task: str, n
 
 
 # --- FISH, LoTA ---------------------------------------------------------------------------------------
-def fish_mask(model: Classifier, examples: Sequence[Example], task: str, names: Sequence[str] | None,
-              density: float, batch_size: int = 16, overrides: Mapping[str, torch.Tensor] | None = None,
-              method: str = "auto", progress: bool = True) -> Mask:
-    """FISH mask (Sung et al. 2021; P1 App. B.4 / Table 8): top-``density`` entries by empirical Fisher (true labels)."""
+def fish_masks(model: Classifier, examples: Sequence[Example], task: str, names: Sequence[str] | None,
+               densities: Sequence[float], batch_size: int = 16, seed: int = 0,
+               overrides: Mapping[str, torch.Tensor] | None = None, method: str = "auto",
+               progress: bool = True) -> dict[float, Mask]:
+    """FISH masks (Sung et al. 2021; P1 App. B.4 / Table 8): ``{density: top-density entries}`` by one empirical
+    Fisher Σ_x (∂ log p(y|x)/∂θ)² with the true labels (the *most* sensitive entries)."""
     scores = diagonal_fisher(model, examples, task, names, target="logprob", label_source="true",
-                             batch_size=batch_size, overrides=overrides, method=method, progress=progress)
-    return Mask.top_fraction(scores, density, largest=True)
+                             batch_size=batch_size, seed=seed, overrides=overrides, method=method, progress=progress)
+    return {d: Mask.top_fraction(scores, d, largest=True) for d in densities}
 
 
 def lota_mask(delta: Mapping[str, torch.Tensor], density: float) -> Mask:

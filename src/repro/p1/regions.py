@@ -24,6 +24,7 @@ import torch
 
 from repro.data import Example
 from repro.core.evaluation import Predictions, score
+from repro.core.fisher import fish_masks
 from repro.core.grafting import movement_mask, zero_outside_params
 from repro.core.masks import Mask
 from repro.core.metrics import agreement
@@ -115,17 +116,15 @@ def fish_regions(wb: "Workbench", task: str, densities: Sequence[float], *, k: i
     """FISH masks (Sung et al. 2021; P1 App. B.4, Table 8) over the graftable set, one per density (cached).
 
     One empirical Fisher Σ_x (∂ log p(y|x)/∂θ)² of the *pre-trained* model on ``task``'s k-shot training set
-    (true labels, :func:`repro.core.fisher.diagonal_fisher`), then the top-``density`` entries for each density.
+    (true labels), then the top-``density`` entries for each density: :func:`repro.core.fisher.fish_masks`.
     """
-    from repro.core.fisher import diagonal_fisher
-
     seed = wb.seed if seed is None else seed
     p = wb.profile
     data = wb.task(task, k=k, seed=seed)
     base = {"what": "fish", "task": task, "k": k or p.k_shot, "seed": seed, "model": p.model,
             "max_length": p.max_length, "data": wb.data_tag, "target": "logprob", "labels": "true"}
     out: dict[float, Mask] = {}
-    scores = None
+    fresh = None
     for d in densities:
         path = wb.store.path("fish", {**base, "density": d})
         try:
@@ -133,11 +132,11 @@ def fish_regions(wb: "Workbench", task: str, densities: Sequence[float], *, k: i
             continue
         except FileNotFoundError:
             pass
-        if scores is None:
+        if fresh is None:
             wb.restore_pre()
-            scores = diagonal_fisher(wb.model, data.train, task, wb.names("graftable"), target="logprob",
-                                     label_source="true", batch_size=batch_size, seed=seed, progress=False)
-        mask = Mask.top_fraction(scores, d, largest=True)
+            fresh = fish_masks(wb.model, data.train, task, wb.names("graftable"), densities, batch_size=batch_size,
+                               seed=seed, progress=False)
+        mask = fresh[d]
         mask.save(path, {"config": {**base, "density": d}})
         out[d] = Mask.load(path)
     return out

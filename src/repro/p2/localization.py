@@ -21,6 +21,7 @@ import numpy as np
 import torch
 
 from repro.core.evaluation import predict
+from repro.core.fisher import fish_masks as core_fish_masks
 from repro.core.masks import Mask
 from repro.core.taskvec import Tensors, TaskVector
 from repro.data import Example, balanced_sample
@@ -216,11 +217,7 @@ def structure_summary(rows: Sequence[Mapping]) -> dict[str, object]:
 
 def fish_masks(wb: "Workbench", task: str, densities: Sequence[float],
                examples: Sequence[Example]) -> dict[float, Mask]:
-    """FISH masks (Sung et al. 2021; P1 Table 8) of ``task`` at several densities from one empirical Fisher
-    (true labels, :func:`repro.core.fisher.diagonal_fisher`) over the maskable set: the *most* sensitive entries."""
-    from repro.core.fisher import diagonal_fisher
-
+    """FISH masks (Sung et al. 2021; P1 Table 8) of ``task`` over the maskable set, one per density, from one
+    empirical Fisher of θ_pre on ``examples`` (:func:`repro.core.fisher.fish_masks`)."""
     wb.restore_pre()
-    scores = diagonal_fisher(wb.model, examples, task, wb.names("maskable"), target="logprob", label_source="true",
-                             progress=False)
-    return {d: Mask.top_fraction(scores, d, largest=True) for d in densities}
+    return core_fish_masks(wb.model, examples, task, wb.names("maskable"), densities, progress=False)
