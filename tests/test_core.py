@@ -7,7 +7,7 @@ import torch
 from repro.artifacts import ArtifactStore, config_hash
 from repro.core.evaluation import evaluate, predict
 from repro.core.finetune import lr_at, train
-from repro.core.masks import Mask
+from repro.core.masks import TYPE_ORDER, Mask, placement_rows
 from repro.core.metrics import accuracy, agreement, expected_calibration_error, f1_binary
 from repro.profiles import FinetuneRecipe, get_profile
 
@@ -55,13 +55,16 @@ def test_mask_overlap_is_asymmetric():
     assert abs(a.iou(b) - 0.5) < 1e-12
 
 
-def test_mask_breakdown(tiny_model):
+def test_mask_placement(tiny_model):
     names = tiny_model.graftable_names()
     full = Mask.full(Mask.shapes_of(tiny_model.param_dict(names)))
-    layers = full.breakdown("layer")
-    assert set(layers) == {"0", "1"} and abs(sum(v["share_of_mask"] for v in layers.values()) - 1) < 1e-9
-    types = full.breakdown("type")
-    assert {"Q", "K", "V", "O", "FFN-in", "FFN-out", "LayerNorm"} <= set(types)
+    rows = full.placement(run="full")
+    assert {r["layer"] for r in rows} == {0, 1} and abs(sum(r["share_of_region"] for r in rows) - 1) < 1e-9
+    assert {"Q", "K", "V", "O", "FFN-in", "FFN-out", "LayerNorm"} <= {r["type"] for r in rows}
+    assert all(r["run"] == "full" and r["share_of_group"] == 1.0 for r in rows)
+    order = [(r["layer"], TYPE_ORDER.index(r["type"])) for r in rows]
+    assert order == sorted(order)  # by layer, then P1 Fig. 10 type order
+    assert placement_rows(full, run="full") == rows  # the function form is the same function
 
 
 def test_artifact_store_atomic_roundtrip(tmp_path):

@@ -12,7 +12,7 @@ from repro.p2.efficiency import (calibration_iterations, inject_lora, paper_rati
 from repro.p2.localization import grid_summary, localization_summary, mask_overlap_rows, structure_summary
 from repro.core.masks import Mask
 from repro.profiles import FinetuneRecipe
-from repro.p1.regions import placement_rows
+from repro.core.masks import placement_rows
 
 
 def test_mask_overlap_rows_against_hand_counts():

@@ -8,10 +8,10 @@ import torch
 from repro.report.comparison import attach_printed, mean_std, seed_rows
 from repro.data import TaskData
 from repro.core.finetune import train
-from repro.core.masks import Mask
+from repro.core.masks import Mask, placement_rows
 from repro.profiles import FinetuneRecipe, get_profile
 from repro.p1.regions import (evaluate_region, fish_regions, ft_and_graft, graftable_total, learned_region, lottery_curve,
-                           magnitude_region, middle_layer_share, movement_region, placement_rows, random_region,
+                           magnitude_region, middle_layer_share, movement_region, random_region,
                            retrained_region, scope_fraction, sparsity_curve)
 from repro.p1.trajectory import checkpoint_tracking, finetune_snapshots, model_labels, tracking_summary
 

@@ -9,7 +9,6 @@ On disk a mask is sparse: int64 flat indices per tensor in safetensors, plus JSO
 from __future__ import annotations
 
 import json
-from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Mapping
@@ -19,6 +18,10 @@ import torch
 from repro.models.base import layer_index, module_type
 
 Shapes = dict[str, tuple[int, ...]]
+
+#: sub-module types in P1 Fig. 10 order (:func:`repro.models.base.module_type` labels; GPT-2's fused attention
+#: is ``QKV``): the row order of placement tables
+TYPE_ORDER: tuple[str, ...] = ("Q", "K", "V", "QKV", "O", "FFN-in", "FFN-out", "LayerNorm", "other")
 
 
 @dataclass
@@ -171,29 +174,26 @@ class Mask:
         union = (self | other).count()
         return (self & other).count() / union if union else 1.0
 
-    # --- breakdowns -------------------------------------------------------------------------------------
-    def breakdown(self, by: str = "layer") -> dict[str, dict[str, float]]:
-        """Selected count and share per transformer layer (``by="layer"``) or sub-module type (``"type"``).
+    # --- placement -------------------------------------------------------------------------------------
+    def placement(self, **labels: object) -> list[dict]:
+        """Where the selected entries sit (P1 Fig. 9-10, P2 Fig. 4-5): one row per (layer, sub-module type,
+        weight/bias) group with ``selected``, ``eligible`` and shares.
 
-        Returns ``{group: {"selected": n, "eligible": m, "share_of_group": n/m, "share_of_mask": n/|mask|}}``.
+        ``layer`` is -1 for tensors outside the transformer blocks; ``share_of_region`` = selected / |mask|;
+        ``share_of_group`` = selected / eligible.  ``labels`` (e.g. ``task="SST-2"``) are copied into every row.
+        Rows are ordered by layer, then :data:`TYPE_ORDER`, then weight before bias.
         """
-        if by not in ("layer", "type"):
-            raise ValueError("by must be 'layer' or 'type'")
-        sel: dict[str, int] = defaultdict(int)
-        elig: dict[str, int] = defaultdict(int)
+        groups: dict[tuple, list[int]] = {}
         for n, t in self.tensors.items():
-            if by == "layer":
-                li = layer_index(n)
-                key = "other" if li is None else str(li)
-            else:
-                key = module_type(n)
-                if n.endswith("bias") and key != "LayerNorm":
-                    key = f"{key} bias"
-            sel[key] += int(t.sum())
-            elig[key] += t.numel()
+            li = layer_index(n)
+            key = (-1 if li is None else li, module_type(n), "bias" if n.endswith("bias") else "weight")
+            g = groups.setdefault(key, [0, 0])
+            g[0] += int(t.sum())
+            g[1] += t.numel()
         total = max(self.count(), 1)
-        return {k: {"selected": sel[k], "eligible": elig[k], "share_of_group": sel[k] / max(elig[k], 1),
-                    "share_of_mask": sel[k] / total} for k in sorted(elig, key=_group_order)}
+        return [{**labels, "layer": layer, "type": typ, "kind": kind, "selected": sel, "eligible": elig,
+                 "share_of_region": sel / total, "share_of_group": sel / max(elig, 1)}
+                for (layer, typ, kind), (sel, elig) in sorted(groups.items(), key=_placement_order)]
 
     # --- tensors ----------------------------------------------------------------------------------------
     def apply(self, values: Mapping[str, torch.Tensor]) -> dict[str, torch.Tensor]:
@@ -230,5 +230,10 @@ class Mask:
         return cls(out, shapes)
 
 
-def _group_order(key: str) -> tuple[int, str]:
-    return (int(key), "") if key.isdigit() else (10_000, key)
+def _placement_order(item: tuple[tuple, list[int]]) -> tuple[int, int, str]:
+    layer, typ, kind = item[0]
+    return layer, TYPE_ORDER.index(typ) if typ in TYPE_ORDER else len(TYPE_ORDER), kind
+
+
+#: the function form of :meth:`Mask.placement`, for code that builds tables from many masks
+placement_rows = Mask.placement

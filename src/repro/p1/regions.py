@@ -13,7 +13,7 @@ regions the paper compares:
 
 Sizes are always reported relative to the *graftable* set (P1's convention), whatever the region's own eligible
 set: ``count`` entries, ``density = count / |graftable|`` and ``sparsity_pct = 100 · density``.
-:func:`placement_rows` says where a region's entries sit (per layer and sub-module type, P1 Fig. 9-10).
+:meth:`repro.core.masks.Mask.placement` says where a region's entries sit (per layer and sub-module type, P1 Fig. 9-10).
 """
 
 from __future__ import annotations
@@ -28,14 +28,12 @@ from repro.core.fisher import fish_masks
 from repro.core.grafting import movement_mask, zero_outside_params
 from repro.core.masks import Mask
 from repro.core.metrics import agreement
-from repro.models.base import layer_index, module_type
+from repro.models.base import layer_index
 
 if TYPE_CHECKING:  # pragma: no cover
     from repro.workbench import Workbench
 
 REGIONS: tuple[str, ...] = ("learned", "movement", "random")
-#: Sub-module types in P1 Fig. 10 order (``module_type`` labels; GPT-2's fused attention is ``QKV``)
-TYPE_ORDER: tuple[str, ...] = ("Q", "K", "V", "QKV", "O", "FFN-in", "FFN-out", "LayerNorm", "other")
 
 
 # --- helpers ----------------------------------------------------------------------------------------
@@ -248,34 +246,7 @@ def lottery_curve(wb: "Workbench", task: str, vector: Mapping[str, torch.Tensor]
     return rows
 
 
-# --- where the region sits (P1 Fig. 9-10) -------------------------------------------------------------
-def placement_rows(mask: Mask, **labels: object) -> list[dict]:
-    """Per (layer, sub-module type, weight/bias) counts of a region: ``selected``, ``eligible``, and shares.
-
-    ``share_of_region`` = selected / |region| (P1 Fig. 9-10 plot this per layer and per type);
-    ``share_of_group`` = selected / eligible (how much of that group is in the region).  ``labels`` (e.g.
-    ``task="SST-2"``) are copied into every row.
-    """
-    groups: dict[tuple, list[int]] = {}
-    for n, t in mask.tensors.items():
-        li = layer_index(n)
-        key = (-1 if li is None else li, module_type(n), "bias" if n.endswith("bias") else "weight")
-        g = groups.setdefault(key, [0, 0])
-        g[0] += int(t.sum())
-        g[1] += t.numel()
-    total = max(mask.count(), 1)
-    rows = []
-    for (layer, typ, kind), (sel, elig) in sorted(groups.items(), key=lambda kv: (kv[0][0], _type_rank(kv[0][1]),
-                                                                                    kv[0][2])):
-        rows.append({**labels, "layer": layer, "type": typ, "kind": kind, "selected": sel, "eligible": elig,
-                     "share_of_region": sel / total, "share_of_group": sel / max(elig, 1)})
-    return rows
-
-
-def _type_rank(t: str) -> int:
-    return TYPE_ORDER.index(t) if t in TYPE_ORDER else len(TYPE_ORDER)
-
-
+# --- where the region sits (P1 Fig. 9-10; the per-group table is repro.core.masks.Mask.placement) ------
 def middle_layer_share(mask: Mask) -> dict[str, float]:
     """Share of a region in the first / middle / last third of the layers (P1 Fig. 9 "middle layers" claim)."""
     layers = sorted({li for n in mask.tensors if (li := layer_index(n)) is not None})

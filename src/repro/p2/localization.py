@@ -9,7 +9,7 @@
 - :func:`mask_overlap_rows` — IoU and containment of masks of different origin on the same task (P1 graft
   regions, P2 TaLoS / LoTA masks, FISH masks), next to what random masks of the same sizes would give.
 
-The per-layer / per-type structure of a mask (P2 Fig. 4-5) is :func:`repro.p1.regions.placement_rows`.
+The per-layer / per-type structure of a mask (P2 Fig. 4-5) is :meth:`repro.core.masks.Mask.placement`.
 """
 
 from __future__ import annotations
@@ -186,7 +186,7 @@ BLOCK_WEIGHT_TYPES: tuple[str, ...] = ("Q", "K", "V", "QKV", "O", "FFN-in", "FFN
 
 
 def structure_summary(rows: Sequence[Mapping]) -> dict[str, object]:
-    """P2 Fig. 4-5 in numbers, from :func:`repro.p1.regions.placement_rows` rows of one mask.
+    """P2 Fig. 4-5 in numbers, from :meth:`repro.core.masks.Mask.placement` rows of one mask.
 
     ``type_share``: % of each (type, weight/bias) group selected, over all blocks; ``top_weight_types``: the weight
     matrices sorted by that share; ``spread_cv``: coefficient of variation of the weight-matrix shares (0 = the
