@@ -133,8 +133,9 @@ class TrainResult:
     seconds: float = 0.0
 
 
-def _resolve_trainable(model: Classifier, trainable: Sequence[str] | Mask) -> dict[str, torch.Tensor | None]:
-    """name → None (dense) or flat indices; tensors without any trainable entry are omitted."""
+def trainable_entries(model: Classifier, trainable: Sequence[str] | Mask) -> dict[str, torch.Tensor | None]:
+    """The trainable entries of ``trainable`` (names or a Mask): name → None (the whole tensor) or its flat indices;
+    tensors without any trainable entry are omitted."""
     params = dict(model.named_parameters())
     if isinstance(trainable, Mask):
         out: dict[str, torch.Tensor | None] = {}
@@ -181,7 +182,7 @@ def train(
     for task in train_data:
         model._check_task(task)
     start = time.perf_counter()
-    entries = _resolve_trainable(model, trainable)
+    entries = trainable_entries(model, trainable)
     params = dict(model.named_parameters())
     for n, p in params.items():
         p.requires_grad_(n in entries)

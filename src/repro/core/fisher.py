@@ -1,5 +1,5 @@
-"""Diagonal Fisher information and the masks built from it: TaLoS calibration (P2), FISH (P1 Table 8), LoTA,
-and the P2 §4.1 / App. A.7 sensitivity experiments (prune / perturb the least-sensitive 10%).
+"""Diagonal Fisher information and the masks built from it: TaLoS calibration (P2), FISH (P1 Table 8), LoTA.
+(The P2 §4.1 / App. A.7 prune / perturb experiments on the least-sensitive 10% are :mod:`repro.p2.sensitivity`.)
 
 Per-example gradients
     :func:`per_example_grads` maps ``torch.func.grad`` over the batch with ``torch.func.vmap`` on top of
@@ -377,59 +377,3 @@ def lota_mask(delta: Mapping[str, torch.Tensor], density: float) -> Mask:
     Non-selected entries are fully frozen (0); the vision repo's 0.1 learning-rate leak is not reproduced.
     """
     return Mask.top_fraction({n: d.detach().abs() for n, d in delta.items()}, density, largest=True)
-
-
-# --- P2 §4.1 / App. A.7 sensitivity experiments -----------------------------------------------------
-def lowest_sensitivity_mask(model: Classifier, examples: Sequence[Example], task: str,
-                            names: Sequence[str] | None = None, fraction: float = 0.1, target: str = "logprob",
-                            batch_size: int = 16, seed: int = 0, overrides: Mapping[str, torch.Tensor] | None = None,
-                            method: str = "auto", progress: bool = True) -> Mask:
-    """P2 §4.1 (Fig. 1, 10, 11): the ``fraction`` of entries with the lowest Eq. 7 Fisher (one round, sampled labels)."""
-    scores = diagonal_fisher(model, examples, task, names, target=target, label_source="sampled",
-                             batch_size=batch_size, seed=seed, overrides=overrides, method=method, progress=progress)
-    return Mask.top_fraction(scores, fraction, largest=False)
-
-
-def prune(params: Mapping[str, torch.Tensor], mask: Mask) -> dict[str, torch.Tensor]:
-    """P2 Fig. 1: overrides with the selected entries set to zero (over the mask's eligible tensors)."""
-    out = {}
-    for n in mask.shapes:
-        p = params[n].detach()
-        out[n] = torch.where(mask.tensors[n].to(p.device), torch.zeros((), dtype=p.dtype, device=p.device), p)
-    return out
-
-
-def selection_stats(params: Mapping[str, torch.Tensor], mask: Mask) -> dict[str, float]:
-    """P2 Fig. 10 caption: mean |w| and (population) std of the selected entries, before any noise."""
-    vals = torch.cat([params[n].detach().reshape(-1)[mask.tensors[n].reshape(-1).to(params[n].device)].double().cpu()
-                      for n in mask.shapes])
-    if vals.numel() == 0:
-        return {"count": 0, "mean_abs": 0.0, "std": 0.0}
-    return {"count": int(vals.numel()), "mean_abs": float(vals.abs().mean()),
-            "std": float(vals.std(correction=0))}
-
-
-def perturb(params: Mapping[str, torch.Tensor], mask: Mask, std_scale: float = 2.0, seed: int = 0,
-            per_tensor: bool = False, literal_covariance: bool = False) -> dict[str, torch.Tensor]:
-    """P2 App. A.7 / Fig. 10: overrides adding Gaussian noise to the selected entries only.
-
-    σ = std of the selected entries before perturbation (pooled over all tensors, or per tensor with
-    ``per_tensor``).  Default: noise ~ N(0, (std_scale·σ)²), i.e. standard deviation 2σ.  The paper writes
-    "N(0, 2σI)", which read literally as a covariance is variance 2σ (std √(2σ), not scale-consistent);
-    ``literal_covariance=True`` gives that reading (std = √(std_scale·σ)).
-    """
-    gen = torch.Generator().manual_seed(int(seed))
-    pooled = selection_stats(params, mask)["std"]
-    out = {}
-    for n in mask.shapes:
-        p = params[n].detach()
-        sel = mask.tensors[n].to(p.device)
-        if per_tensor:
-            v = p[sel].double()
-            sigma = float(v.std(correction=0)) if v.numel() else 0.0
-        else:
-            sigma = pooled
-        std = math.sqrt(std_scale * sigma) if literal_covariance else std_scale * sigma
-        noise = torch.randn(p.shape, generator=gen, dtype=torch.float32).to(p.device, p.dtype) * std
-        out[n] = torch.where(sel, p + noise, p)
-    return out

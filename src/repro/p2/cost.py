@@ -23,7 +23,7 @@ import torch
 
 from repro.data import Example
 from repro.core.evaluation import forward
-from repro.core.finetune import MaskedOptimizer, _resolve_trainable
+from repro.core.finetune import MaskedOptimizer, trainable_entries
 from repro.core.masks import Mask
 from repro.models.base import Classifier
 from repro.profiles import FinetuneRecipe
@@ -109,7 +109,7 @@ def measure_iteration(model: Classifier, examples: Sequence[Example], task: str,
                       iterations: int = 10, warmup: int = 3) -> IterationCost:
     """Time ``iterations`` training iterations of one method on batches of ``recipe.batch_size``."""
     device = model.device
-    entries = _resolve_trainable(model, trainable)
+    entries = trainable_entries(model, trainable)
     params = dict(model.named_parameters())
     for n, p in params.items():
         p.requires_grad_(n in entries)

@@ -9,18 +9,23 @@ labels, on t's training inputs only) form the mask M_t (:func:`low_sensitivity_m
 
 Heatmap cells are accuracy ratios acc(pruned / perturbed model on t') / acc(pre-trained model on t').  A random
 10 % mask is evaluated alongside as a reference (what "any 10 %" does), not part of the paper's figures.
-The primitives are :mod:`repro.core.fisher` (:func:`~repro.core.fisher.lowest_sensitivity_mask`, ``prune``, ``perturb``).
+The primitives are here (:func:`lowest_sensitivity_mask`, :func:`prune`, :func:`perturb`, :func:`selection_stats`),
+on top of :func:`repro.core.fisher.diagonal_fisher`.
 """
 
 from __future__ import annotations
 
+import math
 import time
 from typing import TYPE_CHECKING, Mapping, Sequence
 
 import pandas as pd
+import torch
 
-from repro.data import Example, balanced_sample
+from repro.core.fisher import diagonal_fisher
 from repro.core.masks import Mask
+from repro.data import Example, balanced_sample
+from repro.models.base import Classifier
 
 if TYPE_CHECKING:  # pragma: no cover
     from repro.workbench import Workbench
@@ -28,10 +33,68 @@ if TYPE_CHECKING:  # pragma: no cover
 RANDOM_SOURCE = "random 10%"
 
 
+# --- the primitives: select, prune, perturb -------------------------------------------------------------
+def lowest_sensitivity_mask(model: Classifier, examples: Sequence[Example], task: str,
+                            names: Sequence[str] | None = None, fraction: float = 0.1, target: str = "logprob",
+                            batch_size: int = 16, seed: int = 0, overrides: Mapping[str, torch.Tensor] | None = None,
+                            method: str = "auto", progress: bool = True) -> Mask:
+    """P2 §4.1 (Fig. 1, 10, 11): the ``fraction`` of entries with the lowest Eq. 7 Fisher (one round, sampled labels)."""
+    scores = diagonal_fisher(model, examples, task, names, target=target, label_source="sampled",
+                             batch_size=batch_size, seed=seed, overrides=overrides, method=method, progress=progress)
+    return Mask.top_fraction(scores, fraction, largest=False)
+
+
+def prune(params: Mapping[str, torch.Tensor], mask: Mask) -> dict[str, torch.Tensor]:
+    """P2 Fig. 1: overrides with the selected entries set to zero (over the mask's eligible tensors)."""
+    out = {}
+    for n in mask.shapes:
+        p = params[n].detach()
+        out[n] = torch.where(mask.tensors[n].to(p.device), torch.zeros((), dtype=p.dtype, device=p.device), p)
+    return out
+
+
+def selection_stats(params: Mapping[str, torch.Tensor], mask: Mask) -> dict[str, float]:
+    """P2 Fig. 10 caption: mean |w| and (population) std of the selected entries, before any noise."""
+    vals = torch.cat([params[n].detach().reshape(-1)[mask.tensors[n].reshape(-1).to(params[n].device)].double().cpu()
+                      for n in mask.shapes])
+    if vals.numel() == 0:
+        return {"count": 0, "mean_abs": 0.0, "std": 0.0}
+    return {"count": int(vals.numel()), "mean_abs": float(vals.abs().mean()),
+            "std": float(vals.std(correction=0))}
+
+
+def perturb(params: Mapping[str, torch.Tensor], mask: Mask, std_scale: float = 2.0, seed: int = 0,
+            per_tensor: bool = False, literal_covariance: bool = False) -> dict[str, torch.Tensor]:
+    """P2 App. A.7 / Fig. 10: overrides adding Gaussian noise to the selected entries only.
+
+    σ = std of the selected entries before perturbation (pooled over all tensors, or per tensor with
+    ``per_tensor``).  Default: noise ~ N(0, (std_scale·σ)²), i.e. standard deviation 2σ.  The paper writes
+    "N(0, 2σI)", which read literally as a covariance is variance 2σ (std √(2σ), not scale-consistent);
+    ``literal_covariance=True`` gives that reading (std = √(std_scale·σ)).
+    """
+    gen = torch.Generator().manual_seed(int(seed))
+    pooled = selection_stats(params, mask)["std"]
+    out = {}
+    for n in mask.shapes:
+        p = params[n].detach()
+        sel = mask.tensors[n].to(p.device)
+        if per_tensor:
+            v = p[sel].double()
+            sigma = float(v.std(correction=0)) if v.numel() else 0.0
+        else:
+            sigma = pooled
+        std = math.sqrt(std_scale * sigma) if literal_covariance else std_scale * sigma
+        noise = torch.randn(p.shape, generator=gen, dtype=torch.float32).to(p.device, p.dtype) * std
+        out[n] = torch.where(sel, p + noise, p)
+    return out
+
+
+# --- the experiments (cached) ---------------------------------------------------------------------------
+
+
 def low_sensitivity_mask(wb: "Workbench", task: str, n_examples: int, fraction: float = 0.1,
                          seed: int | None = None) -> tuple[Mask, dict]:
     """P2 §4.1: the ``fraction`` of maskable entries with the lowest Eq. 7 Fisher on ``task`` (cached)."""
-    from repro.core.fisher import lowest_sensitivity_mask
     from repro.p2.methods import calibration_examples
 
     seed = wb.seed if seed is None else seed
@@ -84,11 +147,10 @@ def edit_matrix(wb: "Workbench", masks: Mapping[str, Mask], sets: Mapping[str, S
     """Figs. 1 / 10 as long-form rows: for each mask source s and evaluation task t, the accuracy of the edited
     pre-trained model on t and its ratio to the unedited accuracy.
 
-    ``edit="prune"``: the masked entries are set to 0 (:func:`repro.core.fisher.prune`); ``"perturb"``: noise of std
-    ``std_scale``·σ is added to them (:func:`repro.core.fisher.perturb`, σ pooled over the selected entries).
+    ``edit="prune"``: the masked entries are set to 0 (:func:`prune`); ``"perturb"``: noise of std
+    ``std_scale``·σ is added to them (:func:`perturb`, σ pooled over the selected entries).
     Columns: source, task, acc, acc_pre, ratio, plus mean_abs / std of the selected weights (Fig. 10 caption).
     """
-    from repro.core.fisher import perturb, prune, selection_stats
 
     if edit not in ("prune", "perturb"):
         raise ValueError(f"unknown edit {edit!r}; choose prune or perturb")

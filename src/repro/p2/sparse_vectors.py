@@ -3,7 +3,7 @@
 - :func:`talos_vector` — TaLoS at any sparsity k (P2 Fig. 8, App. A.5) by exactly the zoo's path
   (:func:`repro.p2.methods.talos_mask` + masked :meth:`Workbench.finetune`), so k = ``profile.talos.sparsity`` is
   the zoo's own cached run and k = 0 is non-linear FT (the paper: "at 0% sparsity we recover full FT").
-- :func:`grafted_vectors` — *beyond the paper*: P1 grafting (Eq. 2-4, :func:`repro.p1.regions.learned_region`)
+- :func:`grafted_vectors` — *beyond the paper*: P1 grafting (Eq. 2-4, :meth:`repro.workbench.Workbench.graft`)
   applied to the P2 non-linear FT task vectors, giving sparse task vectors γ_t ⊙ τ_t whose support is learned
   to keep the fine-tuned *skill* rather than chosen by sensitivity (TaLoS) or magnitude (LoTA).
 - :func:`arithmetic_summary` — single-task, addition and negation of any such family of vectors with
@@ -44,12 +44,11 @@ def grafted_vectors(wb: "Workbench", tasks: Sequence[str], sparsity: float, step
     """Beyond the paper: ``({task: γ_t ⊙ τ_t}, {task: γ_t})`` with τ_t the P2 non-linear FT vector and γ_t its P1
     graft region (γ_base = top-``sparsity`` movement of the graftable set, then P1 Eq. 2-4, cached)."""
     from repro.p2.methods import finetune_method
-    from repro.p1.regions import learned_region
 
     vectors, masks = {}, {}
     for t in tasks:
         tau = finetune_method(wb, t, "ft", seed=seed)
-        mask, _ = learned_region(wb, t, tau, sparsity, steps=steps, seed=seed)
+        mask, _ = wb.graft(t, tau, base=sparsity, steps=steps, seed=seed)  # the P1 graft on the graftable set
         masks[t] = mask
         vectors[t] = {n: tau[n] * mask.tensors[n].to(tau[n].dtype) if n in mask.shapes else torch.zeros_like(tau[n])
                       for n in tau}
