@@ -1,21 +1,24 @@
 """repro: reference reproduction of grafting (Panigrahi et al., ICML 2023) and TaLoS (Iurada et al., ICLR 2025).
 
-Modules, one concept each:
+The map, one line per layer (lower layers never import higher ones; ``tests/test_layering.py`` enforces it):
 
-- ``repro.profiles``   the three run profiles (smoke / cpu / paper) and their hyperparameters
-- ``repro.data``       task specs, examples, local-file loader, LM-BFF k-shot sampler, hub loaders
-- ``repro.data.generated``  the deterministic generated text tasks of the cpu/smoke profiles
-- ``repro.models``     classifiers (sentence-embedding + zero-shot head, prompt MLM, causal LM, T5, CLIP)
-- ``repro.core.evaluation`` the one evaluation loop (logits / probabilities under optional parameter overrides)
-- ``repro.core.metrics``    accuracy, F1, ECE, agreement, confidence histograms
-- ``repro.core.masks``      the one sparse mask type over named parameters
-- ``repro.core.grafting``   P1 model grafting (Eq. 1-4)
-- ``repro.core.fisher``     diagonal Fisher, TaLoS calibration, FISH masks (P2 Eq. 7)
-- ``repro.core.finetune``   the one training loop (SGD / AdamW, masked, BitFit, l1, linearized, LoRA)
-- ``repro.core.taskvec``    task vectors, addition / negation, WiSE, TIES, DARE, TALL, Breadcrumbs
-- ``repro.artifacts``  safetensors + JSON artifact store keyed by config hash, atomic writes
-- ``repro.report.results``    the results JSON every notebook writes (tables / figures / claims)
-- ``repro.runner.book``       papermill runner and Jupyter Book build
+- ``repro.core``      the papers' methods: masks, grafting, Fisher/TaLoS/FISH, fine-tuning, task vectors, merging,
+                      AdaMerging, adapters, evaluation, metrics; tensors and examples in, tensors out, no cache
+- ``repro.p1``        P1 (grafting) experiment drivers, one module per paper section (map in its docstring)
+- ``repro.p2``        P2 (TaLoS) experiment drivers, one module per paper section (map in its docstring)
+- ``repro.report``    what a notebook writes and compares with: results JSON, the printed tables, comparisons
+- ``repro.runner``    how the book is made: notebook discovery, papermill execution, Jupyter Book build, CLI
+- ``repro.data``      task specs, examples, loaders, the LM-BFF k-shot sampler; ``data.generated`` builds the
+                      deterministic generated tasks of the cpu/smoke profiles
+- ``repro.models``    classifiers (sentence-embedding + zero-shot head, prompt MLM, causal LM, T5, CLIP)
+- ``repro.workbench`` the one service both papers' drivers share: model, θ_pre, data, cached fine-tunes/grafts
+- ``repro.profiles``  the three run profiles (smoke / cpu / paper) and their recipes (fine-tuning, graft, TaLoS)
+- ``repro.artifacts`` safetensors + JSON artifact store keyed by config hash, atomic writes
+- ``repro.paths``     every location repro reads or writes
+- ``repro.progress``  the one progress-bar wrapper (honours TQDM_DISABLE)
+
+Import rules: ``core`` never imports workbench/p1/p2/report/runner; ``p1`` and ``p2`` never import each other;
+``runner`` never imports core/p1/p2/workbench/models/data; no import cycles; no ``from repro.x import _private``.
 """
 
 __version__ = "0.1.0"
