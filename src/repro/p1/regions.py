@@ -124,22 +124,19 @@ def fish_regions(wb: "Workbench", task: str, densities: Sequence[float], *, k: i
     data = wb.task(task, k=k, seed=seed)
     base = {"what": "fish", "task": task, "k": k or p.k_shot, "seed": seed, "model": p.model,
             "max_length": p.max_length, "data": wb.data_tag, "target": "logprob", "labels": "true"}
+    from repro.workbench import MASK
+
     out: dict[float, Mask] = {}
-    scores = None
+    scores: list = []  # the one Fisher, computed on the first density that is not stored
+
+    def compute(d: float) -> tuple[Mask, dict]:
+        if not scores:
+            scores.append(diagonal_fisher(wb.model, data.train, task, wb.names("graftable"), target="logprob",
+                                          label_source="true", batch_size=batch_size, seed=seed, progress=False))
+        return Mask.top_fraction(scores[0], d, largest=True), {}
+
     for d in densities:
-        path = wb.store.path("fish", {**base, "density": d})
-        try:
-            out[d] = Mask.load(path)
-            continue
-        except FileNotFoundError:
-            pass
-        if scores is None:
-            wb.restore_pre()
-            scores = diagonal_fisher(wb.model, data.train, task, wb.names("graftable"), target="logprob",
-                                     label_source="true", batch_size=batch_size, seed=seed, progress=False)
-        mask = Mask.top_fraction(scores, d, largest=True)
-        mask.save(path, {"config": {**base, "density": d}})
-        out[d] = Mask.load(path)
+        out[d] = wb.cached("fish", {**base, "density": d}, lambda d=d: compute(d), MASK)[0]
     return out
 
 

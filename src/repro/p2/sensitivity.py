@@ -33,25 +33,21 @@ def low_sensitivity_mask(wb: "Workbench", task: str, n_examples: int, fraction: 
     """P2 §4.1: the ``fraction`` of maskable entries with the lowest Eq. 7 Fisher on ``task`` (cached)."""
     from repro.core.fisher import lowest_sensitivity_mask
     from repro.p2.methods import calibration_examples
+    from repro.workbench import MASK
 
     seed = wb.seed if seed is None else seed
     config = {"kind": "low-sensitivity", "task": task, "n": n_examples, "fraction": fraction, "seed": seed,
               "k": wb.profile.k_shot, "target": "logprob", "model": wb.profile.model,
               "max_length": wb.profile.max_length, "data": wb.data_tag}
-    path = wb.store.path("mask", config)
-    try:
-        import json
-        return Mask.load(path), json.loads(path.with_suffix(".json").read_text())
-    except FileNotFoundError:
-        pass
-    wb.restore_pre()
-    examples = calibration_examples(wb, task, n_examples, seed=seed)
-    start = time.perf_counter()
-    mask = lowest_sensitivity_mask(wb.model, examples, task, wb.names("maskable"), fraction=fraction,
-                                   target="logprob", seed=seed, progress=False)
-    meta = {"config": config, "seconds": time.perf_counter() - start, "n_examples": len(examples)}
-    mask.save(path, meta)
-    return Mask.load(path), meta
+
+    def compute() -> tuple[Mask, dict]:
+        examples = calibration_examples(wb, task, n_examples, seed=seed)
+        start = time.perf_counter()
+        mask = lowest_sensitivity_mask(wb.model, examples, task, wb.names("maskable"), fraction=fraction,
+                                       target="logprob", seed=seed, progress=False)
+        return mask, {"seconds": time.perf_counter() - start, "n_examples": len(examples)}
+
+    return wb.cached("mask", config, compute, MASK)
 
 
 def low_sensitivity_masks(wb: "Workbench", tasks: Sequence[str], n_examples: int, fraction: float = 0.1,
