@@ -45,6 +45,7 @@ class Codec(Generic[T]):
     save: Callable[[Path, T, dict], None]
     load: Callable[[Path], tuple[T, dict]]
     tensors: Callable[[T], Mapping[str, torch.Tensor]]
+    reload: bool = True  # False: a fresh computation is returned as computed (JSON turns float keys into strings)
 
 
 def _load_mask(path: Path) -> tuple[Mask, dict]:
@@ -66,7 +67,7 @@ def load_sparse_vector(path: Path) -> tuple[dict[str, torch.Tensor], dict]:
 MASK: Codec[Mask] = Codec("mask", lambda path, m, meta: m.save(path, meta), _load_mask, lambda m: {})
 VECTOR: Codec[dict] = Codec("sparse task vector", save_sparse_vector, load_sparse_vector, lambda v: v)
 TENSORS: Codec[dict] = Codec("tensors", save_tensors, load_tensors, lambda v: v)
-JSON: Codec[Any] = Codec("json", save_json_artifact, load_json_artifact, lambda v: {})
+JSON: Codec[Any] = Codec("json", save_json_artifact, load_json_artifact, lambda v: {}, reload=False)
 
 
 class Workbench:
@@ -163,7 +164,8 @@ class Workbench:
                 self.restore_pre()
             check_finite(codec.tensors(value), f"{kind} artifact (not cached)")
             codec.save(path, value, {**meta, "config": config, STORE_FIELD: {"code": stamp}})
-            return codec.load(path)
+            stored, stored_meta = codec.load(path)
+            return (stored if codec.reload else value), stored_meta
 
     # --- fine-tuning -----------------------------------------------------------------------------------
     def finetune(self, tasks: str | Sequence[str], recipe: FinetuneRecipe | None = None, **kw: Any
@@ -222,7 +224,8 @@ class Workbench:
         """θ_pre + α·(mask ⊙ τ) as overrides (None = the pre-trained model)."""
         if vector is None:
             return None
-        if mask is not None:
+        check_pair(self.pre, vector, "task vector (overrides)", dtypes=False)
+        if mask is not None:  # stored vectors omit tensors that did not move: those are zeros here
             return grafted_params(self.model, {n: alpha * vector.get(n, torch.zeros_like(self.pre[n]))
                                                for n in mask.shapes}, mask)
         return {n: self.pre[n] + alpha * v for n, v in vector.items()}
