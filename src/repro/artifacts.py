@@ -30,7 +30,6 @@ import os
 import shutil
 import tempfile
 import time
-import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -309,16 +308,22 @@ class ArtifactStore:
             tmp.unlink(missing_ok=True)
         return gone
 
-    def quarantine(self, path: Path, reason: str) -> Path:
-        """Move every file of the artifact at ``path`` to ``<root>/.quarantine/`` and report it in one line."""
+    def quarantine(self, path: Path, reason: str) -> Path | None:
+        """Move every file of the artifact at ``path`` to ``<root>/.quarantine/`` and report it in one line.
+
+        An incomplete entry (one file of the pair missing: a write killed between the two renames) holds nothing
+        worth keeping and is deleted instead."""
+        if reason.startswith("incomplete"):
+            for f in _artifact_files(path):
+                f.unlink(missing_ok=True)
+            _notice(f"artifact {path.parent.name}/{path.name} {reason} (a killed write?); removed, recomputing")
+            return None
         dest = self.root / ".quarantine" / path.parent.name / f"{path.name}.{time.strftime('%Y%m%dT%H%M%S')}"
         dest.mkdir(parents=True, exist_ok=True)
         for f in _artifact_files(path):
             shutil.move(str(f), dest / f.name)
         (dest / "REASON").write_text(reason + "\n")
-        notice = f"artifact {path.parent.name}/{path.name} {reason}; moved to {dest}, recomputing"
-        log.warning(notice)
-        warnings.warn(notice, ArtifactWarning, stacklevel=3)
+        _notice(f"artifact {path.parent.name}/{path.name} {reason}; moved to {dest}, recomputing")
         return dest
 
     # --- maintenance (repro cache ...) ---------------------------------------------------------------------
@@ -367,8 +372,9 @@ class ArtifactStore:
         return removed
 
 
-class ArtifactWarning(UserWarning):
-    """A stored artifact was missing a part, corrupt or stale, and is being recomputed."""
+def _notice(line: str) -> None:
+    """One line on the ``repro.artifacts`` logger (stderr when logging is not configured: a notebook shows it)."""
+    log.warning(line)
 
 
 def _artifact_files(path: Path) -> list[Path]:

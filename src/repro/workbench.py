@@ -136,12 +136,13 @@ class Workbench:
         non-finite values, saved atomically and re-loaded (a first run returns exactly what later runs load).
 
         ``code``: the modules whose source fingerprint the sidecar records (default :data:`CODE_MODULES` plus the
-        module defining ``compute``); an entry made by other code, a corrupt or an incomplete entry is reported
+        repro module defining ``compute``); an entry made by other code, a corrupt or an incomplete entry is reported
         in one line, moved to ``<store>/.quarantine/`` and recomputed.  A file lock serialises processes
         computing the same artifact.
         """
         path = self.store.path(kind, config)
-        modules = tuple(code) if code is not None else (*CODE_MODULES, compute.__module__)
+        own = getattr(compute, "__module__", "") or ""
+        modules = tuple(code) if code is not None else (*CODE_MODULES, *([own] if own.startswith("repro.") else []))
         stamp = code_fingerprint(tuple(sorted(set(modules))))
         with self.store.lock(path):
             self.store.clean_temps(path)
