@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from repro.artifacts import ArtifactStore, config_hash
+from repro.artifacts import ArtifactStore, config_hash, load_tensors, save_tensors
 from repro.core.evaluation import evaluate, predict
 from repro.core.finetune import lr_at, train
 from repro.core.masks import TYPE_ORDER, Mask, placement_rows
@@ -70,15 +70,10 @@ def test_mask_placement(tiny_model):
 def test_artifact_store_atomic_roundtrip(tmp_path):
     store = ArtifactStore(tmp_path)
     cfg = {"task": "sent", "seed": 1}
-    calls = []
-
-    def compute():
-        calls.append(1)
-        return {"x": torch.ones(3)}, {"note": "hi"}
-
-    t1, meta = store.get_or_compute("vec", cfg, compute)
-    t2, _ = store.get_or_compute("vec", cfg, compute)
-    assert len(calls) == 1 and torch.equal(t1["x"], t2["x"]) and meta["note"] == "hi"
+    path = store.path("vec", cfg)
+    save_tensors(path, {"x": torch.ones(3)}, {"note": "hi"})
+    t, meta = load_tensors(path)
+    assert torch.equal(t["x"], torch.ones(3)) and meta["note"] == "hi" and len(meta["_store"]["sha256"]) == 64
     assert config_hash(cfg) == config_hash({"seed": 1, "task": "sent"})
     assert not list(tmp_path.rglob("*.tmp"))
 

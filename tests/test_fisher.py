@@ -152,9 +152,11 @@ def test_fish_keeps_highest(model, examples):
 def test_lota_mask_count_exact():
     g = torch.Generator().manual_seed(0)
     delta = {"x": torch.randn(7, 13, generator=g), "y": torch.randn(29, generator=g)}
-    for density in (0.1, 0.37, 1.0, 0.0):
+    for density in (0.1, 0.37, 1.0):
         mask = lota_mask(delta, density)
         assert mask.count() == int(density * 120)
+    with pytest.raises(ValueError, match=r"LoTA density must be in \(0, 1\]"):
+        lota_mask(delta, 0.0)  # an empty mask would train nothing and pass as a result
     mask = lota_mask(delta, 0.1)
     kept = torch.cat([delta[n].abs()[mask.tensors[n]] for n in delta])
     dropped = torch.cat([delta[n].abs()[~mask.tensors[n]] for n in delta])

@@ -29,10 +29,6 @@ FORBIDDEN: dict[str, set[str]] = {
 KNOWN_VIOLATIONS: set[str] = {
     # data ⇄ data.generated cycle: the runner/data helper's branch splits data/ (tasks leaf, loaders, generated/)
     "cycle: repro.data -> repro.data.generated -> repro.data",
-    # the store helper's branch makes the digests public (Mask.digest / artifacts.tensor_digest)
-    "private: repro.p1.continual imports repro.workbench._mask_digest",
-    "private: repro.p1.multitask imports repro.workbench._mask_digest",
-    "private: repro.p1.multitask imports repro.workbench._vec_digest",
 }
 
 

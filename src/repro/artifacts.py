@@ -1,35 +1,172 @@
 """Artifact store: safetensors tensors + JSON metadata, keyed by a hash of their config, written atomically.
 
 Everything a run produces (fine-tuned backbones as sparse task vectors, masks, graft scores) is stored as
-``<root>/<kind>/<hash>.safetensors`` + ``.json``.  Writes go to a temporary file and are renamed into place,
-so a killed run never leaves a half-written artifact and simply recomputes the missing ones on resume.
+``<root>/<kind>/<hash>.safetensors`` + ``.json`` (JSON-only results: ``<root>/<kind>/<hash>.json``).  Writes go to
+a temporary file and are renamed into place, so a killed run never leaves a half-written artifact; the temp files
+of a killed write are removed by the next run that takes that artifact's lock.
+
+A store that cannot lie.  Every sidecar carries a ``"_store"`` block: the sha256 of the tensor file (of the
+payload, for JSON results) and the fingerprint of the code that produced it (the docstring- and comment-free
+source of the computing modules, plus the torch and transformers versions).  The fingerprint lives in the sidecar,
+not in the key, so a code change is detected without changing any cache key: :class:`ArtifactStore` reports a
+missing part, a corrupt file (bad checksum, unreadable JSON or safetensors) or a stale entry in one line, moves it
+to ``<root>/.quarantine/`` and the caller recomputes it.  Entries written before checksums existed count as
+stale.  A file lock (``<root>/.locks/``) keeps two processes from computing one artifact at once.
+
+This module is a leaf (it imports nothing from repro), so ``repro cache ls|verify|clear`` can use it without
+loading models.  Tensors are read with safetensors only; nothing is ever unpickled.
 """
 
 from __future__ import annotations
 
+import ast
+import fcntl
+import functools
 import hashlib
+import importlib.metadata
 import json
+import logging
 import os
+import shutil
 import tempfile
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import torch
-from safetensors.torch import load_file, save_file
+from safetensors import SafetensorError
+from safetensors.torch import load as load_safetensors_bytes
+from safetensors.torch import save_file
+
+log = logging.getLogger("repro.artifacts")
+
+STORE_FIELD = "_store"
+PACKAGE_DIR = Path(__file__).resolve().parent
+SLOW_WRITE_ENV = "REPRO_TEST_SLOW_WRITE"  # seconds to sleep inside an atomic write, before the rename (tests only)
 
 
+class ArtifactError(Exception):
+    """A stored artifact that cannot be used: ``reason`` says why in a few words (corrupt, incomplete, stale)."""
+
+    def __init__(self, path: Path, reason: str) -> None:
+        super().__init__(f"{path}: {reason}")
+        self.path, self.reason = Path(path), reason
+
+
+# --------------------------------------------------------------------------------------------------------
+# keys and fingerprints
+# --------------------------------------------------------------------------------------------------------
 def config_hash(config: dict[str, Any]) -> str:
     """Stable 16-hex-digit hash of a JSON-serializable config."""
     blob = json.dumps(config, sort_keys=True, default=str).encode()
     return hashlib.sha256(blob).hexdigest()[:16]
 
 
+def tensor_digest(tensors: Mapping[str, torch.Tensor], *, sample: bool = True) -> str:
+    """The one tensor fingerprint (16 hex digits) that enters cache keys.
+
+    For each name in sorted order: the name, the tensor's bytes (floating tensors as float32) and, with
+    ``sample=True``, only the first 4096 of those bytes plus the sum of |t|.  The sampled form is the historical
+    key of task vectors (cheap on dense 100M-entry vectors; the pinned graft key in tests/test_cache_keys.py
+    depends on it); masks hash their full index lists (``Mask.digest``: ``sample=False``).  Both forms are kept
+    because changing either would re-key every stored artifact that depends on a vector or a mask.
+    """
+    h = hashlib.sha256()
+    for n in sorted(tensors):
+        t = tensors[n].detach()
+        h.update(n.encode())
+        raw = (t.float() if t.is_floating_point() else t).cpu().numpy().tobytes()
+        h.update(raw[:4096] if sample else raw)
+        if sample:
+            h.update(str(float(t.abs().sum())).encode())
+    return h.hexdigest()[:16]
+
+
+def _sha256_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _payload_sha(payload: Any) -> str:
+    return _sha256_bytes(json.dumps(payload, sort_keys=True, default=_json_default).encode())
+
+
+def _module_files(module: str) -> list[Path]:
+    """The source files of ``repro.x.y`` (a package: every .py below it), found by path without importing."""
+    parts = module.split(".")
+    if parts[0] != "repro":
+        raise ValueError(f"code fingerprints cover repro modules only, got {module!r}")
+    base = PACKAGE_DIR.joinpath(*parts[1:])
+    if base.is_dir():
+        return sorted(base.rglob("*.py"))
+    if base.with_suffix(".py").is_file():
+        return [base.with_suffix(".py")]
+    raise ValueError(f"no source for module {module!r} under {PACKAGE_DIR}")
+
+
+def _code_text(path: Path) -> str:
+    """Source without docstrings, comments or layout (so editing prose does not invalidate artifacts)."""
+    tree = ast.parse(path.read_text())
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(body, list) and body and isinstance(body[0], ast.Expr) \
+                and isinstance(getattr(body[0], "value", None), ast.Constant) and isinstance(body[0].value.value, str):
+            node.body = body[1:] or [ast.Pass()]
+    return ast.dump(tree)
+
+
+def _version(dist: str) -> str:
+    try:
+        return importlib.metadata.version(dist)
+    except importlib.metadata.PackageNotFoundError:
+        return "absent"
+
+
+@functools.lru_cache(maxsize=None)
+def code_fingerprint(modules: tuple[str, ...]) -> dict[str, Any]:
+    """``{"digest", "modules", "torch", "transformers"}`` of the code that computes an artifact (cached per process;
+    ``code_fingerprint.cache_clear()`` after editing a module in a running process)."""
+    h = hashlib.sha256()
+    for module in sorted(set(modules)):
+        for path in _module_files(module):
+            h.update(str(path.relative_to(PACKAGE_DIR)).encode())
+            h.update(_code_text(path).encode())
+    versions = {"torch": _version("torch"), "transformers": _version("transformers")}
+    h.update(json.dumps(versions, sort_keys=True).encode())
+    return {"digest": h.hexdigest()[:16], "modules": sorted(set(modules)), **versions}
+
+
+def stale_reason(meta: Mapping[str, Any], code: Mapping[str, Any] | None = None) -> str | None:
+    """Why a stored entry's code fingerprint does not match (None = current).  ``code`` defaults to the
+    fingerprint of the modules the entry itself records."""
+    stamp = meta.get(STORE_FIELD, {}).get("code") if isinstance(meta.get(STORE_FIELD), dict) else None
+    if not stamp:
+        return "stale: written before checksums and code fingerprints"
+    try:
+        current = code or code_fingerprint(tuple(stamp.get("modules", ())))
+    except (ValueError, OSError, SyntaxError) as e:
+        return f"stale: its code is gone ({e})"
+    for lib in ("torch", "transformers"):
+        if stamp.get(lib) != current.get(lib):
+            return f"stale: made with {lib} {stamp.get(lib)}, now {current.get(lib)}"
+    if stamp.get("modules") != current.get("modules") or stamp.get("digest") != current.get("digest"):
+        return f"stale: the code of {', '.join(stamp.get('modules', []))} changed since it was computed"
+    return None
+
+
+# --------------------------------------------------------------------------------------------------------
+# atomic files
+# --------------------------------------------------------------------------------------------------------
 def _atomic_write(path: Path, write: Callable[[str], None]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     os.close(fd)
     try:
         write(tmp)
+        slow = os.environ.get(SLOW_WRITE_ENV)
+        if slow:  # lets the kill-and-resume test SIGKILL a process in the middle of a write
+            time.sleep(float(slow))
         os.chmod(tmp, 0o644)  # mkstemp creates 0600 files; artifacts and results are meant to be shared
         os.replace(tmp, path)
     finally:
@@ -53,27 +190,98 @@ def _json_default(o: Any) -> Any:
     return str(o)
 
 
-def save_tensors(path: str | Path, tensors: dict[str, torch.Tensor], meta: dict[str, Any]) -> None:
-    """Write ``<path>.safetensors`` then ``<path>.json`` (the JSON marks the artifact complete)."""
+def _tensor_file(path: str | Path) -> Path:
     path = Path(path)
-    st = path.with_suffix(".safetensors") if path.suffix != ".safetensors" else path
-    js = st.with_suffix(".json")
+    return path if path.suffix == ".safetensors" else path.with_suffix(".safetensors")
+
+
+def read_json(path: str | Path) -> dict[str, Any]:
+    """A JSON file; an unreadable one raises :class:`ArtifactError` (absent: FileNotFoundError)."""
+    path = Path(path)
+    try:
+        obj = json.loads(path.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise ArtifactError(path, f"corrupt: its JSON does not parse ({e.__class__.__name__})") from None
+    if not isinstance(obj, dict):
+        raise ArtifactError(path, "corrupt: its JSON is not an object")
+    return obj
+
+
+def save_tensors(path: str | Path, tensors: Mapping[str, torch.Tensor], meta: dict[str, Any]) -> None:
+    """Write ``<path>.safetensors`` then ``<path>.json`` (the JSON, carrying the file's sha256, marks it complete).
+
+    A ``"_store"`` dict already in ``meta`` (the code fingerprint) is kept and completed with the checksum.
+    """
+    st = _tensor_file(path)
     contiguous = {k: v.detach().contiguous().cpu() for k, v in tensors.items()}
     _atomic_write(st, lambda tmp: save_file(contiguous, tmp))
-    write_json(js, meta)
+    stamp = dict(meta.get(STORE_FIELD) or {})
+    stamp["sha256"] = _sha256_bytes(st.read_bytes())
+    write_json(st.with_suffix(".json"), {**meta, STORE_FIELD: stamp})
 
 
 def load_tensors(path: str | Path) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
-    path = Path(path)
-    st = path.with_suffix(".safetensors") if path.suffix != ".safetensors" else path
+    """Tensors and metadata of a stored artifact, checked against the sidecar's sha256 when it has one.
+
+    FileNotFoundError when neither file exists; :class:`ArtifactError` when one part is missing, a file does not
+    parse, or the checksum differs.
+    """
+    st = _tensor_file(path)
     js = st.with_suffix(".json")
+    if not js.exists() and not st.exists():
+        raise FileNotFoundError(f"no artifact at {st} (+ .json)")
     if not js.exists() or not st.exists():
-        raise FileNotFoundError(f"no complete artifact at {st} (+ .json)")
-    return load_file(str(st)), json.loads(js.read_text())
+        raise ArtifactError(st, f"incomplete: {(js if not js.exists() else st).name} is missing")
+    meta = read_json(js)
+    data = st.read_bytes()
+    want = meta.get(STORE_FIELD, {}).get("sha256") if isinstance(meta.get(STORE_FIELD), dict) else None
+    if want is not None and _sha256_bytes(data) != want:
+        raise ArtifactError(st, "corrupt: the tensor file's sha256 differs from the one recorded in its .json")
+    try:
+        tensors = load_safetensors_bytes(data)
+    except (SafetensorError, ValueError, RuntimeError) as e:
+        raise ArtifactError(st, f"corrupt: unreadable safetensors ({str(e)[:80]})") from None
+    return tensors, meta
+
+
+def save_json_artifact(path: str | Path, value: Any, meta: dict[str, Any]) -> None:
+    """A JSON-only artifact ``{"value", "meta", "_store": {"sha256" of value+meta, "code"}}`` (atomic)."""
+    body = {k: v for k, v in meta.items() if k != STORE_FIELD}
+    payload = json.loads(json.dumps({"value": value, "meta": body}, default=_json_default))
+    stamp = {**dict(meta.get(STORE_FIELD) or {}), "sha256": _payload_sha(payload)}
+    write_json(Path(path).with_suffix(".json"), {**payload, STORE_FIELD: stamp})
+
+
+def load_json_artifact(path: str | Path) -> tuple[Any, dict[str, Any]]:
+    """``(value, meta)`` of :func:`save_json_artifact` (meta includes ``"_store"``); checksum-verified."""
+    js = Path(path).with_suffix(".json")
+    if not js.exists():
+        raise FileNotFoundError(f"no artifact at {js}")
+    obj = read_json(js)
+    stamp = obj.get(STORE_FIELD)
+    if not isinstance(stamp, dict) or "value" not in obj:
+        return obj, obj  # a results file of the old layout: reported stale by the store
+    if _payload_sha({"value": obj["value"], "meta": obj.get("meta", {})}) != stamp.get("sha256"):
+        raise ArtifactError(js, "corrupt: its content's sha256 differs from the one it records")
+    return obj["value"], {**obj.get("meta", {}), STORE_FIELD: stamp}
+
+
+# --------------------------------------------------------------------------------------------------------
+# the store
+# --------------------------------------------------------------------------------------------------------
+@dataclass
+class Entry:
+    """One stored artifact as ``repro cache ls`` lists it."""
+
+    kind: str
+    key: str
+    files: list[Path]
+    bytes: int
+    status: str  # "ok", or the one-line problem
 
 
 class ArtifactStore:
-    """Content-addressed store under ``root``: ``store.path(kind, config)``, ``exists``, ``save``, ``load``."""
+    """Content-addressed store under ``root``: ``store.path(kind, config)``, locks, quarantine and maintenance."""
 
     def __init__(self, root: str | Path) -> None:
         self.root = Path(root)
@@ -81,23 +289,117 @@ class ArtifactStore:
     def path(self, kind: str, config: dict[str, Any]) -> Path:
         return self.root / kind / config_hash(config)
 
-    def exists(self, kind: str, config: dict[str, Any]) -> bool:
-        p = self.path(kind, config)
-        return p.with_suffix(".json").exists() and p.with_suffix(".safetensors").exists()
+    @contextmanager
+    def lock(self, path: Path) -> Iterator[None]:
+        """Exclusive lock on one artifact (blocks while another process computes it)."""
+        lock_dir = self.root / ".locks"
+        lock_dir.mkdir(parents=True, exist_ok=True)
+        with open(lock_dir / f"{path.parent.name}.{path.name}.lock", "a") as f:
+            fcntl.flock(f, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(f, fcntl.LOCK_UN)
 
-    def save(self, kind: str, config: dict[str, Any], tensors: dict[str, torch.Tensor], meta: dict | None = None) -> Path:
-        p = self.path(kind, config)
-        save_tensors(p, tensors, {"kind": kind, "config": config, **(meta or {})})
-        return p
+    def clean_temps(self, path: Path) -> list[Path]:
+        """Remove the temp files a killed write of this artifact left (call while holding its lock)."""
+        gone = sorted(path.parent.glob(f".{path.name}.*.tmp"))
+        for tmp in gone:
+            tmp.unlink(missing_ok=True)
+        return gone
 
-    def load(self, kind: str, config: dict[str, Any]) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
-        return load_tensors(self.path(kind, config))
+    def quarantine(self, path: Path, reason: str) -> Path | None:
+        """Move every file of the artifact at ``path`` to ``<root>/.quarantine/`` and report it in one line.
 
-    def get_or_compute(self, kind: str, config: dict[str, Any],
-                       compute: Callable[[], tuple[dict[str, torch.Tensor], dict[str, Any]]]):
-        """Load the artifact for ``config`` or compute, save and return it (resume-friendly cache)."""
-        if self.exists(kind, config):
-            return self.load(kind, config)
-        tensors, meta = compute()
-        self.save(kind, config, tensors, meta)
-        return self.load(kind, config)
+        An incomplete entry (one file of the pair missing: a write killed between the two renames) holds nothing
+        worth keeping and is deleted instead."""
+        if reason.startswith("incomplete"):
+            for f in _artifact_files(path):
+                f.unlink(missing_ok=True)
+            _notice(f"artifact {path.parent.name}/{path.name} {reason} (a killed write?); removed, recomputing")
+            return None
+        dest = self.root / ".quarantine" / path.parent.name / f"{path.name}.{time.strftime('%Y%m%dT%H%M%S')}"
+        dest.mkdir(parents=True, exist_ok=True)
+        for f in _artifact_files(path):
+            shutil.move(str(f), dest / f.name)
+        (dest / "REASON").write_text(reason + "\n")
+        _notice(f"artifact {path.parent.name}/{path.name} {reason}; moved to {dest}, recomputing")
+        return dest
+
+    # --- maintenance (repro cache ...) ---------------------------------------------------------------------
+    def entries(self, kind: str | None = None, verify: bool = False) -> list[Entry]:
+        """Every artifact (optionally of one kind); ``verify`` checks checksums and code fingerprints."""
+        out = []
+        kinds = [self.root / kind] if kind else sorted(p for p in self.root.glob("[!.]*") if p.is_dir())
+        for kdir in kinds:
+            stems = sorted({f.name.split(".")[0] for f in kdir.glob("[!.]*") if f.is_file()})
+            for stem in stems:
+                path = kdir / stem
+                files = _artifact_files(path)
+                status = check_entry(path) if verify else "unchecked"
+                out.append(Entry(kdir.name, stem, files, sum(f.stat().st_size for f in files), status))
+        return out
+
+    def orphan_temps(self) -> list[Path]:
+        """Temp files of killed writes whose artifact nobody holds the lock of."""
+        out = []
+        for tmp in sorted(self.root.glob("*/.*.tmp")):
+            stem = tmp.name[1:].split(".")[0]
+            lock_file = self.root / ".locks" / f"{tmp.parent.name}.{stem}.lock"
+            if not lock_file.exists():
+                out.append(tmp)
+                continue
+            with open(lock_file, "a") as f:
+                try:
+                    fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    continue
+                fcntl.flock(f, fcntl.LOCK_UN)
+                out.append(tmp)
+        return out
+
+    def clear(self, kind: str | None = None, stale_only: bool = False) -> list[Entry]:
+        """Delete artifacts (all, one kind, or only the ones :func:`check_entry` rejects) and orphan temp files."""
+        removed = []
+        for e in self.entries(kind, verify=stale_only):
+            if stale_only and e.status == "ok":
+                continue
+            for f in e.files:
+                f.unlink(missing_ok=True)
+            removed.append(e)
+        for tmp in self.orphan_temps():
+            tmp.unlink(missing_ok=True)
+        return removed
+
+
+def _notice(line: str) -> None:
+    """One line on the ``repro.artifacts`` logger (stderr when logging is not configured: a notebook shows it)."""
+    log.warning(line)
+
+
+def _artifact_files(path: Path) -> list[Path]:
+    return [f for f in (path.with_suffix(".safetensors"), path.with_suffix(".json")) if f.exists()]
+
+
+def check_entry(path: Path) -> str:
+    """``"ok"`` or the one-line problem of the stored artifact at ``path`` (either layout)."""
+    try:
+        if path.with_suffix(".safetensors").exists() or not path.with_suffix(".json").exists():
+            _, meta = load_tensors(path)
+        else:
+            meta = read_json(path.with_suffix(".json"))
+            if isinstance(meta.get(STORE_FIELD), dict) and "value" in meta:
+                _, meta = load_json_artifact(path)
+    except ArtifactError as e:
+        return e.reason
+    except FileNotFoundError:
+        return "missing"
+    return stale_reason(meta) or "ok"
+
+
+def format_entries(entries: Sequence[Entry]) -> str:
+    """A table of entries for the CLI."""
+    lines = [f"{'kind':<12} {'key':<18} {'size':>10}  status"]
+    for e in entries:
+        lines.append(f"{e.kind:<12} {e.key:<18} {e.bytes:>10,}  {e.status}")
+    return "\n".join(lines)

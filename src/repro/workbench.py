@@ -9,24 +9,65 @@ Artifacts are keyed by the hash of everything that determines them (profile, tas
 from __future__ import annotations
 
 import os
-from dataclasses import asdict, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Generic, Mapping, Sequence, TypeVar
 
 import torch
 
-from repro.artifacts import ArtifactStore, load_tensors, save_tensors
+from repro.artifacts import (STORE_FIELD, ArtifactError, ArtifactStore, code_fingerprint, load_json_artifact,
+                             load_tensors, read_json, save_json_artifact, save_tensors, stale_reason, tensor_digest)
 from repro.data import Example, TaskData
+from repro.core.checks import check_finite, check_pair
 from repro.core.evaluation import Predictions, predict, score
 from repro.core.finetune import TrainResult, train
 from repro.core.grafting import GraftResult, grafted_params, learn_graft
 from repro.core.masks import Mask
+from repro.core.taskvec import TaskVector
 from repro.models.base import Classifier
 from repro.models.build import build_model
 from repro.paths import artifacts_dir as artifacts_dir_path
 from repro.profiles import FinetuneRecipe, Profile, get_profile
 
 FT_METHODS = ("ft", "bitfit", "l1", "linearized", "masked")
+T = TypeVar("T")
+# the code every cached computation depends on (plus the module that defines its compute function)
+CODE_MODULES = ("repro.core", "repro.models", "repro.data")
+
+
+@dataclass(frozen=True)
+class Codec(Generic[T]):
+    """How one kind of cached value is stored: ``save(path, value, meta)``, ``load(path) -> (value, meta)``
+    (FileNotFoundError when absent, :class:`~repro.artifacts.ArtifactError` when unusable) and the tensors to
+    check for non-finite values before anything is written."""
+
+    name: str
+    save: Callable[[Path, T, dict], None]
+    load: Callable[[Path], tuple[T, dict]]
+    tensors: Callable[[T], Mapping[str, torch.Tensor]]
+    reload: bool = True  # False: a fresh computation is returned as computed (JSON turns float keys into strings)
+
+
+def _load_mask(path: Path) -> tuple[Mask, dict]:
+    mask = Mask.load(path)
+    return mask, read_json(path.with_suffix(".json"))
+
+
+def save_sparse_vector(path: Path, vec: Mapping[str, torch.Tensor], meta: dict) -> None:
+    """Store τ sparsely (only nonzero entries) through :class:`repro.core.taskvec.TaskVector`."""
+    TaskVector(dict(vec)).save(path, meta)
+
+
+def load_sparse_vector(path: Path) -> tuple[dict[str, torch.Tensor], dict]:
+    """Dense τ dict and metadata of a stored task vector (FileNotFoundError when absent)."""
+    tv = TaskVector.load(path)
+    return dict(tv.tensors), dict(tv.meta)
+
+
+MASK: Codec[Mask] = Codec("mask", lambda path, m, meta: m.save(path, meta), _load_mask, lambda m: {})
+VECTOR: Codec[dict] = Codec("sparse task vector", save_sparse_vector, load_sparse_vector, lambda v: v)
+TENSORS: Codec[dict] = Codec("tensors", save_tensors, load_tensors, lambda v: v)
+JSON: Codec[Any] = Codec("json", save_json_artifact, load_json_artifact, lambda v: {}, reload=False)
 
 
 class Workbench:
@@ -88,56 +129,91 @@ class Workbench:
                 if n in self.pre:
                     p.copy_(self.pre[n])
 
-    # --- fine-tuning -----------------------------------------------------------------------------------
-    def finetune(self, tasks: str | Sequence[str], recipe: FinetuneRecipe | None = None, *, k: int | None = None,
-                 trainable: str | Mask = "graftable", l1_lambda: float = 0.0, linearized: bool = False,
-                 seed: int | None = None, tag: str = "") -> dict[str, torch.Tensor]:
-        """τ = θ_ft − θ_pre of a (cached) fine-tuning run.  ``trainable``: a scope name or a Mask.
+    # --- the cache -------------------------------------------------------------------------------------
+    def cached(self, kind: str, config: dict, compute: Callable[[], tuple[T, dict]], codec: Codec[T], *,
+               code: Sequence[str] | None = None) -> tuple[T, dict]:
+        """The artifact of ``config``: loaded when stored and current, else computed from θ_pre, checked for
+        non-finite values, saved atomically and re-loaded (a first run returns exactly what later runs load).
 
-        Several tasks = one multi-task model (P1 §5).  Returns dense τ over the trained tensors; the cache stores
-        it sparsely (only changed entries).
+        ``code``: the modules whose source fingerprint the sidecar records (default :data:`CODE_MODULES` plus the
+        repro module defining ``compute``); an entry made by other code, a corrupt or an incomplete entry is reported
+        in one line, moved to ``<store>/.quarantine/`` and recomputed.  A file lock serialises processes
+        computing the same artifact.
+        """
+        path = self.store.path(kind, config)
+        own = getattr(compute, "__module__", "") or ""
+        modules = tuple(code) if code is not None else (*CODE_MODULES, *([own] if own.startswith("repro.") else []))
+        stamp = code_fingerprint(tuple(sorted(set(modules))))
+        with self.store.lock(path):
+            self.store.clean_temps(path)
+            for suffix in (".safetensors", ".json"):
+                self.store.clean_temps(path.with_suffix(suffix))
+            try:
+                value, meta = codec.load(path)
+                problem = stale_reason(meta, stamp)
+                if problem is None:
+                    return value, meta
+                self.store.quarantine(path, problem)
+            except FileNotFoundError:
+                pass
+            except ArtifactError as e:
+                self.store.quarantine(path, e.reason)
+            self.restore_pre()
+            try:
+                value, meta = compute()
+            finally:
+                self.restore_pre()
+            check_finite(codec.tensors(value), f"{kind} artifact (not cached)")
+            codec.save(path, value, {**meta, "config": config, STORE_FIELD: {"code": stamp}})
+            stored, stored_meta = codec.load(path)
+            return (stored if codec.reload else value), stored_meta
+
+    # --- fine-tuning -----------------------------------------------------------------------------------
+    def finetune(self, tasks: str | Sequence[str], recipe: FinetuneRecipe | None = None, **kw: Any
+                 ) -> dict[str, torch.Tensor]:
+        """τ of :meth:`finetune_run` (without its metadata)."""
+        return self.finetune_run(tasks, recipe, **kw)[0]
+
+    def finetune_run(self, tasks: str | Sequence[str], recipe: FinetuneRecipe | None = None, *, k: int | None = None,
+                 trainable: str | Mask = "graftable", l1_lambda: float = 0.0, linearized: bool = False,
+                 seed: int | None = None, tag: str = "") -> tuple[dict[str, torch.Tensor], dict]:
+        """(τ = θ_ft − θ_pre, metadata) of a (cached) fine-tuning run.  ``trainable``: a scope name or a Mask.
+
+        Several tasks = one multi-task model (P1 §5).  τ is dense over the trained tensors; the cache stores it
+        sparsely (only changed entries).  ``meta["train"]`` is the run's log (best step, seconds, trainable count).
         """
         tasks = [tasks] if isinstance(tasks, str) else list(tasks)
         recipe = recipe or self.profile.p1_finetune
         seed = self.seed if seed is None else seed
         datas = {t: self.task(t, k=k, seed=seed) for t in tasks}
-        mask_key = trainable if isinstance(trainable, str) else f"mask:{trainable.count()}:{_mask_digest(trainable)}"
+        mask_key = trainable if isinstance(trainable, str) else f"mask:{trainable.count()}:{trainable.digest()}"
         config = {"tasks": tasks, "k": k or self.profile.k_shot, "seed": seed, "recipe": asdict(recipe),
                   "trainable": mask_key, "l1": l1_lambda, "linearized": linearized, "model": self.profile.model,
                   "max_length": self.profile.max_length, "data": self.data_tag, "tag": tag,
                   "heads": "linear" if self.linear_heads else "zero-shot"}
-        path = self.store.path("taskvec", config)
-        try:
-            vec, meta = load_sparse_vector(path)
-            self._last_train = meta.get("train", {})
-            if self.linear_heads:
-                self._load_heads(path, tasks)
-            return vec
-        except FileNotFoundError:
-            pass
-        sel: Sequence[str] | Mask = self.names(trainable) if isinstance(trainable, str) else trainable
-        if self.linear_heads and isinstance(sel, list):
-            sel = list(sel) + [n for t in tasks for n in self.model.head_names(t)]
-        self.restore_pre()
-        res: TrainResult = train(self.model, {t: d.train for t, d in datas.items()}, recipe, sel,
-                                 dev_data={t: d.dev for t, d in datas.items()}, seed=seed, l1_lambda=l1_lambda,
-                                 linearized=linearized)
-        vec = {n: (p.detach() - self.pre[n]) for n, p in self.model.named_parameters()
-               if n in self.pre and not torch.equal(p.detach(), self.pre[n])}
-        meta = {"config": config, "train": {"best_step": res.best_step, "best_dev": res.best_dev,
-                                            "trainable_count": res.trainable_count, "seconds": res.seconds,
-                                            "history": res.history[-1:] if res.history else []}}
-        if self.linear_heads:
-            heads = {n: p.detach().clone() for t in tasks for n, p in self.model.named_parameters()
-                     if n in self.model.head_names(t)}
-            save_tensors(path.with_name(path.name + "-heads"), heads, {"kind": "heads"})
-        self.restore_pre()
-        save_sparse_vector(path, vec, {n: tuple(self.pre[n].shape) for n in vec}, meta)
-        self._last_train = meta["train"]
-        return load_sparse_vector(path)[0]
+        heads = [n for t in tasks for n in self.model.head_names(t)] if self.linear_heads else []
 
-    def _load_heads(self, path: Path, tasks: Sequence[str]) -> None:
-        heads, _ = load_tensors(path.with_name(path.name + "-heads"))
+        def compute() -> tuple[dict[str, torch.Tensor], dict]:
+            sel: Sequence[str] | Mask = self.names(trainable) if isinstance(trainable, str) else trainable
+            if heads and isinstance(sel, list):
+                sel = list(sel) + heads
+            res: TrainResult = train(self.model, {t: d.train for t, d in datas.items()}, recipe, sel,
+                                     dev_data={t: d.dev for t, d in datas.items()}, seed=seed, l1_lambda=l1_lambda,
+                                     linearized=linearized)
+            own = dict(self.model.named_parameters())
+            vec = {n: (p.detach() - self.pre[n]) for n, p in own.items()
+                   if n in self.pre and not torch.equal(p.detach(), self.pre[n])}
+            vec.update({n: own[n].detach().clone() for n in heads})  # trained linear heads, stored whole
+            return vec, {"train": {"best_step": res.best_step, "best_dev": res.best_dev,
+                                   "trainable_count": res.trainable_count, "seconds": res.seconds,
+                                   "history": res.history[-1:] if res.history else []}}
+
+        stored, meta = self.cached("taskvec", config, compute, VECTOR)
+        if heads:
+            self._load_heads({n: stored[n] for n in heads})
+        return {n: v for n, v in stored.items() if n not in heads}, meta
+
+    def _load_heads(self, heads: Mapping[str, torch.Tensor]) -> None:
         with torch.no_grad():
             own = dict(self.model.named_parameters())
             for n, v in heads.items():
@@ -149,7 +225,8 @@ class Workbench:
         """θ_pre + α·(mask ⊙ τ) as overrides (None = the pre-trained model)."""
         if vector is None:
             return None
-        if mask is not None:
+        check_pair(self.pre, vector, "task vector (overrides)", dtypes=False)
+        if mask is not None:  # stored vectors omit tensors that did not move: those are zeros here
             return grafted_params(self.model, {n: alpha * vector.get(n, torch.zeros_like(self.pre[n]))
                                                for n in mask.shapes}, mask)
         return {n: self.pre[n] + alpha * v for n, v in vector.items()}
@@ -182,62 +259,16 @@ class Workbench:
         data = self.task(task, k=k, seed=seed)
         names = self.names(scope)
         delta = {n: vector[n] if n in vector else torch.zeros_like(self.pre[n]) for n in names}
-        base_key = base if isinstance(base, (int, float)) else f"mask:{base.count()}:{_mask_digest(base)}"
+        base_key = base if isinstance(base, (int, float)) else f"mask:{base.count()}:{base.digest()}"
         config = {"task": task, "k": k or p.k_shot, "seed": seed, "base": base_key, "scope": scope,
                   "lr": recipe.lr, "steps": recipe.steps, "bs": recipe.batch_size,
-                  "max_examples": recipe.max_examples, "b": recipe.sigmoid_bias, "vector": _vec_digest(delta),
+                  "max_examples": recipe.max_examples, "b": recipe.sigmoid_bias, "vector": tensor_digest(delta),
                   "tag": tag}
-        path = self.store.path("graft", config)
-        try:
-            mask = Mask.load(path)
-            import json
-            return mask, json.loads(path.with_suffix(".json").read_text())
-        except FileNotFoundError:
-            pass
-        self.restore_pre()
-        res: GraftResult = learn_graft(self.model, task, delta, data.train, data.dev, base, recipe, seed=seed,
-                                       eval_batch_size=p.eval_batch_size)
-        meta = {"config": config, "history": res.history, "best_step": res.best_step,
-                "base_count": res.base_count, "count": res.mask.count(), "density": res.mask.density()}
-        res.mask.save(path, meta)
-        return Mask.load(path), meta
 
+        def compute() -> tuple[Mask, dict]:
+            res: GraftResult = learn_graft(self.model, task, delta, data.train, data.dev, base, recipe, seed=seed,
+                                           eval_batch_size=p.eval_batch_size)
+            return res.mask, {"history": res.history, "best_step": res.best_step, "base_count": res.base_count,
+                              "count": res.mask.count(), "density": res.mask.density(), **res.degenerate()}
 
-def _mask_digest(mask: Mask) -> str:
-    import hashlib
-
-    h = hashlib.sha256()
-    for n in sorted(mask.tensors):
-        h.update(n.encode())
-        h.update(mask.tensors[n].reshape(-1).nonzero().numpy().tobytes())
-    return h.hexdigest()[:16]
-
-
-def _vec_digest(vec: Mapping[str, torch.Tensor]) -> str:
-    import hashlib
-
-    h = hashlib.sha256()
-    for n in sorted(vec):
-        h.update(n.encode())
-        h.update(vec[n].detach().float().cpu().numpy().tobytes()[:4096])
-        h.update(str(float(vec[n].abs().sum())).encode())
-    return h.hexdigest()[:16]
-
-
-def save_sparse_vector(path: Path, vec: Mapping[str, torch.Tensor], shapes: Mapping[str, tuple[int, ...]],
-                       meta: dict) -> None:
-    """Store τ sparsely (only nonzero entries) through :class:`repro.core.taskvec.TaskVector`."""
-    from repro.core.taskvec import TaskVector
-
-    missing = set(vec) - set(shapes)
-    if missing:
-        raise KeyError(f"no shape given for {sorted(missing)[:3]}")
-    TaskVector(dict(vec)).save(path, meta)
-
-
-def load_sparse_vector(path: Path) -> tuple[dict[str, torch.Tensor], dict]:
-    """Dense τ dict and metadata of a stored task vector (FileNotFoundError when absent)."""
-    from repro.core.taskvec import TaskVector
-
-    tv = TaskVector.load(path)
-    return dict(tv.tensors), dict(tv.meta)
+        return self.cached("graft", config, compute, MASK)

@@ -24,6 +24,7 @@ import torch
 from repro.progress import progress_bar
 
 from repro.data import Example
+from repro.core.checks import NonFiniteError, check_finite
 from repro.core.evaluation import evaluate, forward
 from repro.core.masks import Mask
 from repro.models.base import Classifier
@@ -224,11 +225,20 @@ def train(
         loss = torch.nn.functional.cross_entropy(logits, batch["labels"])
         if l1_lambda:
             loss = loss + l1_lambda * sum((train_params[n] - init[n]).abs().sum() for n in train_params)
-        opt.zero_grad()
-        loss.backward()
-        opt.clip_(recipe.grad_clip)
-        lr = lr_at(step, recipe)
-        opt.step(lr)
+        try:
+            check_finite(loss.detach(), f"fine-tuning on {task}: the loss", step + 1)
+            opt.zero_grad()
+            loss.backward()
+            if not math.isfinite(opt.clip_(recipe.grad_clip)):
+                check_finite({n: p.grad for n, p in train_params.items()}, f"fine-tuning on {task}: gradient",
+                             step + 1)
+            lr = lr_at(step, recipe)
+            opt.step(lr)
+        except NonFiniteError:
+            model.eval()
+            for p in params.values():
+                p.requires_grad_(False)
+            raise
         if callback is not None:
             callback(step + 1, model)
         row = {"step": step + 1, "loss": loss.item(), "lr": lr, "task": task}
@@ -248,5 +258,7 @@ def train(
     model.eval()
     for p in params.values():
         p.requires_grad_(False)
+    check_finite({n: p.detach() for n, p in train_params.items()}, "fine-tuning: the trained parameters",
+                 recipe.steps)
     result.seconds = time.perf_counter() - start
     return result

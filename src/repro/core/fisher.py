@@ -43,6 +43,7 @@ from torch.func import functional_call, grad, vmap
 from repro.progress import progress_bar
 
 from repro.data import Example, chunks
+from repro.core.checks import check_finite, check_fraction
 from repro.core.evaluation import forward
 from repro.core.masks import Mask
 from repro.models.base import Classifier
@@ -246,7 +247,8 @@ def diagonal_fisher(model: Classifier, examples: Sequence[Example], task: str, n
     fixed = _fixed_params(model, overrides)
     scores = {n: torch.zeros_like(fixed[n], dtype=torch.float32) for n in names}
     gen = torch.Generator().manual_seed(int(seed))
-    for chunk in progress_bar(chunks(examples, batch_size), enabled=progress, desc=f"fisher {task}", leave=False):
+    bar = progress_bar(chunks(examples, batch_size), enabled=progress, desc=f"fisher {task}", leave=False)
+    for step, chunk in enumerate(bar, start=1):
         batch = model.tokenize(task, chunk)
         if label_source == "sampled":
             batch["labels"] = sample_labels(model, batch, task, gen, overrides)
@@ -254,6 +256,8 @@ def diagonal_fisher(model: Classifier, examples: Sequence[Example], task: str, n
         for n in names:
             scores[n] += grads[n].float().pow(2).sum(0)
         del grads
+        check_finite(scores, f"Fisher of {task} (batch of {batch_size})", step,
+                     hint="check the model's parameters and overrides for NaN/inf, and the inputs")
     return scores
 
 
@@ -366,6 +370,8 @@ def fish_masks(model: Classifier, examples: Sequence[Example], task: str, names:
                progress: bool = True) -> dict[float, Mask]:
     """FISH masks (Sung et al. 2021; P1 App. B.4 / Table 8): ``{density: top-density entries}`` by one empirical
     Fisher Σ_x (∂ log p(y|x)/∂θ)² with the true labels (the *most* sensitive entries)."""
+    for d in densities:
+        check_fraction(d, "FISH density")
     scores = diagonal_fisher(model, examples, task, names, target="logprob", label_source="true",
                              batch_size=batch_size, seed=seed, overrides=overrides, method=method, progress=progress)
     return {d: Mask.top_fraction(scores, d, largest=True) for d in densities}
@@ -376,4 +382,6 @@ def lota_mask(delta: Mapping[str, torch.Tensor], density: float) -> Mask:
 
     Non-selected entries are fully frozen (0); the vision repo's 0.1 learning-rate leak is not reproduced.
     """
+    check_fraction(density, "LoTA density")
+    check_finite(delta, "LoTA: the task vector")
     return Mask.top_fraction({n: d.detach().abs() for n, d in delta.items()}, density, largest=True)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import random
+import warnings
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
@@ -22,6 +23,7 @@ import torch
 from repro.progress import progress_bar
 
 from repro.data import Example, chunks
+from repro.core.checks import check_covers, check_finite, check_shapes
 from repro.core.evaluation import evaluate, forward
 from repro.core.masks import Mask
 from repro.models.base import Classifier
@@ -46,7 +48,14 @@ def grafted_params(model: Classifier, delta: Mapping[str, torch.Tensor],
                    gamma: Mapping[str, torch.Tensor] | Mask) -> dict[str, torch.Tensor]:
     """P1 Eq. 1: θ_pre + γ ⊙ (θ_ft − θ_pre), with θ_pre read from the model (γ binary Mask or fractional)."""
     own = dict(model.named_parameters())
+    check_shapes(delta, {n: p.shape for n, p in own.items()}, "Δ (grafting)")
+    if isinstance(gamma, Mask):
+        check_covers(delta, gamma.nonempty_names(), "Δ (grafting: the region selects entries of tensors Δ)")
+        check_shapes({n: delta[n] for n in delta if n in gamma.shapes}, gamma.shapes, "Δ (grafting)",
+                     against="the mask")
     g = gamma.float_tensors() if isinstance(gamma, Mask) else gamma
+    check_covers(g, delta, "the graft region")
+    check_shapes({n: g[n] for n in delta}, {n: d.shape for n, d in delta.items()}, "graft region", against="Δ")
     return {n: own[n].detach() + g[n].to(delta[n].device, delta[n].dtype) * delta[n] for n in delta}
 
 
@@ -77,6 +86,19 @@ class GraftResult:
     @property
     def density(self) -> float:
         return self.mask.density()
+
+    def degenerate(self) -> dict:
+        """``{"degenerate": [reasons]}`` (empty list = fine), warning once per reason: an empty region, or
+        a run whose every step scored the same (the search never moved the score, so "best" means nothing)."""
+        reasons = []
+        if self.mask.count() == 0:
+            reasons.append("empty graft region (no entry selected)")
+        scores = [h["score"] for h in self.history]
+        if len(scores) > 1 and len(set(scores)) == 1:
+            reasons.append(f"every graft step scored the same ({scores[0]:.4g}): the region was not learned")
+        for r in reasons:
+            warnings.warn(f"graft: {r}", RuntimeWarning, stacklevel=2)
+        return {"degenerate": reasons}
 
 
 def graft_gradient(model: Classifier, task: str, examples: Sequence[Example], delta: Mapping[str, torch.Tensor],
@@ -139,8 +161,10 @@ def learn_graft(
     """
     lr, steps, batch_size = recipe.lr, recipe.steps, recipe.batch_size
     max_examples, sigmoid_bias = recipe.max_examples, recipe.sigmoid_bias
+    check_finite(delta, "grafting: Δ = θ_ft − θ_pre")
     if isinstance(base, (int, float)):
         base = movement_mask(delta, float(base))
+    check_covers(delta, base.shapes, "Δ (grafting needs a full Δ over the region's tensors)")
     S = init_scores(delta, seed)
     was_training = model.training
     model.eval()
@@ -162,6 +186,7 @@ def learn_graft(
         frac = graft_fraction(S, base, sigmoid_bias)
         G = graft_gradient(model, task, sample, delta, frac, batch_size)
         S = graft_step(S, G, base, lr, sigmoid_bias)
+        check_finite(S, f"grafting {task}: scores S", step + 1)
         mask = rounded_mask(S, base, sigmoid_bias)
         tr, dv = score(mask)
         result.history.append({"step": step + 1, "train": tr, "dev": dv, "score": tr + dv,

@@ -77,6 +77,12 @@ class Mask:
         if not 0 <= k <= total:
             raise ValueError(f"k={k} outside [0, {total}]")
         flat = torch.cat([scores[n].detach().reshape(-1).float().cpu() for n in names])
+        nan = torch.isnan(flat)
+        if bool(nan.any()):  # a NaN score is never selected (it would sort as the largest)
+            if k > total - int(nan.sum()):
+                raise ValueError(f"k={k} but only {total - int(nan.sum())} of {total} scores are not NaN; "
+                                 f"the scores (e.g. Δ) hold NaN: check the run that produced them")
+            flat = flat.masked_fill(nan, float("-inf") if largest else float("inf"))
         sel = torch.zeros(total, dtype=torch.bool)
         if k > 0:
             idx = torch.topk(flat, k, largest=largest, sorted=False).indices
@@ -195,9 +201,22 @@ class Mask:
                  "share_of_region": sel / total, "share_of_group": sel / max(elig, 1)}
                 for (layer, typ, kind), (sel, elig) in sorted(groups.items(), key=_placement_order)]
 
+    def digest(self) -> str:
+        """Fingerprint of the selected entries (:func:`repro.artifacts.tensor_digest` of the index lists)."""
+        from repro.artifacts import tensor_digest
+
+        return tensor_digest({n: t.reshape(-1).nonzero() for n, t in self.tensors.items()}, sample=False)
+
     # --- tensors ----------------------------------------------------------------------------------------
     def apply(self, values: Mapping[str, torch.Tensor]) -> dict[str, torch.Tensor]:
-        """``values ⊙ mask`` for every eligible tensor (values must cover the eligible set)."""
+        """``values ⊙ mask`` for every eligible tensor (values must cover the eligible set, shape for shape)."""
+        missing = [n for n in self.shapes if n not in values]
+        if missing:
+            raise KeyError(f"mask applied to values lacking {len(missing)} of its tensors, e.g. {missing[:3]}")
+        for n in self.shapes:
+            if tuple(values[n].shape) != tuple(self.shapes[n]):
+                raise ValueError(f"mask tensor {n!r} has shape {tuple(self.shapes[n])} but the values have "
+                                 f"{tuple(values[n].shape)}; build the mask from the same model")
         return {n: values[n] * self.tensors[n].to(values[n].device, values[n].dtype) for n in self.shapes}
 
     def float_tensors(self, device: torch.device | str | None = None) -> dict[str, torch.Tensor]:
@@ -222,9 +241,14 @@ class Mask:
             raise ValueError(f"{path} is not a mask artifact (kind={info.get('kind')!r})")
         shapes = {n: tuple(s) for n, s in info["shapes"].items()}
         out = {}
+        unknown = set(idx) - set(shapes)
+        if unknown:
+            raise ValueError(f"{path}: index tensors {sorted(unknown)[:3]} are not in the mask's shapes")
         for n, s in shapes.items():
             t = torch.zeros(s, dtype=torch.bool)
             if n in idx:
+                if idx[n].numel() and (int(idx[n].min()) < 0 or int(idx[n].max()) >= t.numel()):
+                    raise ValueError(f"{path}: indices of {n!r} fall outside its shape {s}")
                 t.view(-1)[idx[n]] = True
             out[n] = t
         return cls(out, shapes)

@@ -20,6 +20,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import torch
 
+from repro.core.checks import check_finite, check_shapes
 from repro.core.masks import Mask
 
 Tensors = Mapping[str, torch.Tensor]
@@ -116,7 +117,9 @@ class TaskVector:
     __rmul__ = __mul__
 
     def dot(self, other: "TaskVector") -> float:
-        """⟨τ_a, τ_b⟩ over the shared names (float64 accumulation)."""
+        """⟨τ_a, τ_b⟩ over the shared names (float64 accumulation; shapes must match, never broadcast)."""
+        check_shapes({n: t for n, t in other.tensors.items() if n in self.tensors}, self.shapes,
+                     "task vector (dot/cosine)", against="the other vector")
         return float(sum((self.tensors[n].double() * other.tensors[n].double().to(self.tensors[n].device)).sum()
                          for n in self.tensors if n in other.tensors))
 
@@ -165,6 +168,7 @@ class TaskVector:
         missing = [n for n in self.tensors if n not in pre]
         if missing:
             raise KeyError(f"pre-trained parameters missing for {missing[:5]} (pre has {len(pre)} tensors)")
+        check_shapes(self.tensors, {n: p.shape for n, p in pre.items()}, "task vector", against="θ_pre")
         return {n: pre[n].detach() + float(alpha) * t.to(pre[n].device, pre[n].dtype)
                 for n, t in self.tensors.items()}
 
@@ -233,7 +237,8 @@ def align(vectors: Sequence[TaskVector]) -> tuple[list[str], list[dict[str, torc
         raise ValueError("need at least one task vector")
     names = union_names(vectors)
     ref: dict[str, torch.Tensor] = {}
-    for v in vectors:
+    for i, v in enumerate(vectors):
+        check_finite(v.tensors, f"merging: task vector {i}", hint="re-create the vector (its run diverged)")
         for n, t in v.tensors.items():
             if n in ref and ref[n].shape != t.shape:
                 raise ValueError(f"{n}: task vectors disagree on its shape ({tuple(ref[n].shape)} vs {tuple(t.shape)})")

@@ -65,7 +65,7 @@ def sequential_finetune(wb: "Workbench", sequence: Sequence[str], recipe: Finetu
     FT does.  ``recipe`` trains stage 1 (so it is the cached single-task FT / graft re-training run) and, unless
     ``later_recipe`` is given, every later stage too.
     """
-    from repro.workbench import _mask_digest, load_sparse_vector, save_sparse_vector
+    from repro.workbench import VECTOR
 
     if not sequence:
         raise ValueError("empty task sequence")
@@ -73,7 +73,6 @@ def sequential_finetune(wb: "Workbench", sequence: Sequence[str], recipe: Finetu
     later_recipe = later_recipe or recipe
     seed = wb.seed if seed is None else seed
     names = wb.names("graftable")
-    shapes = wb.shapes("graftable")
     taus: list[dict[str, torch.Tensor]] = []
     prev: dict[str, torch.Tensor] = {}
     for n, task in enumerate(sequence):
@@ -85,22 +84,16 @@ def sequential_finetune(wb: "Workbench", sequence: Sequence[str], recipe: Finetu
                   "recipe": asdict(recipe), "later_recipe": asdict(later_recipe), "model": wb.profile.model, "max_length": wb.profile.max_length,
                   "data": wb.data_tag, "tag": tag,
                   "regions": None if regions is None else
-                  {t: f"{regions[t].count()}:{_mask_digest(regions[t])}" for t in sequence[: n + 1]}}
+                  {t: f"{regions[t].count()}:{regions[t].digest()}" for t in sequence[: n + 1]}}
         count = trainable.count() if isinstance(trainable, Mask) else len(trainable)
         if n == 0:  # stage 1 is plain FT (naive) or graft re-training (grafting-continual): share their cache
             prev = wb.finetune(task, recipe, trainable="graftable" if regions is None else trainable,
                                seed=seed) if count else {}
             taus.append(prev)
             continue
-        path = wb.store.path("taskvec", config)
-        try:
-            prev = load_sparse_vector(path)[0]
-            taus.append(prev)
-            continue
-        except FileNotFoundError:
-            pass
-        info: dict = {"trainable_count": 0}
-        try:
+
+        def compute(prev=prev, task=task, data=data, trainable=trainable, count=count) -> tuple[dict, dict]:
+            info: dict = {"trainable_count": 0}
             _load_state(wb, prev)
             if count:
                 res = train(wb.model, {task: data.train}, later_recipe, trainable, dev_data={task: data.dev},
@@ -108,12 +101,10 @@ def sequential_finetune(wb: "Workbench", sequence: Sequence[str], recipe: Finetu
                 info = {"best_step": res.best_step, "best_dev": res.best_dev,
                         "trainable_count": res.trainable_count, "seconds": res.seconds}
             own = dict(wb.model.named_parameters())
-            vec = {nm: own[nm].detach() - wb.pre[nm] for nm in names
-                   if not torch.equal(own[nm].detach(), wb.pre[nm])}
-        finally:
-            wb.restore_pre()
-        save_sparse_vector(path, vec, {nm: shapes[nm] for nm in vec}, {"config": config, "train": info})
-        prev = load_sparse_vector(path)[0]
+            return {nm: own[nm].detach() - wb.pre[nm] for nm in names
+                    if not torch.equal(own[nm].detach(), wb.pre[nm])}, {"train": info}
+
+        prev = wb.cached("taskvec", config, compute, VECTOR)[0]
         taus.append(prev)
     return taus
 

@@ -18,12 +18,12 @@ summed; the parameter values stay those of the MT model.
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 from typing import TYPE_CHECKING, Mapping, Sequence
 
 import torch
 
+from repro.artifacts import tensor_digest
 from repro.data import Example
 from repro.core.grafting import learn_joint_graft
 from repro.core.masks import Mask
@@ -115,9 +115,7 @@ def _acc(wb: "Workbench", task: str, overrides, split: str, limit: int | None) -
 
 
 def _vec_key(vector: Mapping[str, torch.Tensor]) -> str:
-    from repro.workbench import _vec_digest
-
-    return _vec_digest(vector)
+    return tensor_digest(vector)
 
 
 def tune_union(wb: "Workbench", tasks: Sequence[str], vector: Mapping[str, torch.Tensor], union: Mask,
@@ -125,7 +123,7 @@ def tune_union(wb: "Workbench", tasks: Sequence[str], vector: Mapping[str, torch
                max_examples: int | None = None) -> tuple[Mask, dict]:
     """Cached :func:`repro.core.grafting.learn_joint_graft` of ``union`` on ``tasks``' k-shot data with the profile's graft settings
     (``lr`` / ``max_examples`` per task override the profile's)."""
-    from repro.workbench import _mask_digest, _vec_digest
+    from repro.workbench import MASK
 
     p = wb.profile
     seed = wb.seed if seed is None else seed
@@ -135,22 +133,18 @@ def tune_union(wb: "Workbench", tasks: Sequence[str], vector: Mapping[str, torch
     names = wb.names("graftable")
     delta = {n: vector[n] if n in vector else torch.zeros_like(wb.pre[n]) for n in names}
     config = {"kind": "joint-graft", "tasks": list(tasks), "k": p.k_shot, "seed": seed,
-              "base": f"mask:{union.count()}:{_mask_digest(union)}", "lr": recipe.lr, "steps": recipe.steps,
+              "base": f"mask:{union.count()}:{union.digest()}", "lr": recipe.lr, "steps": recipe.steps,
               "bs": recipe.batch_size, "max_examples": recipe.max_examples, "b": recipe.sigmoid_bias,
-              "vector": _vec_digest(delta), "data": wb.data_tag, "tag": tag}
-    path = wb.store.path("graft", config)
-    try:
-        return Mask.load(path), json.loads(path.with_suffix(".json").read_text())
-    except FileNotFoundError:
-        pass
-    wb.restore_pre()
-    res = learn_joint_graft(wb.model, tasks, delta, {t: d.train for t, d in datas.items()},
-                            {t: d.dev for t, d in datas.items()}, union, recipe, seed=seed,
-                            eval_batch_size=p.eval_batch_size)
-    meta = {"config": config, "history": res.history, "best_step": res.best_step, "base_count": res.base_count,
-            "count": res.mask.count(), "density": res.mask.density()}
-    res.mask.save(path, meta)
-    return Mask.load(path), meta
+              "vector": tensor_digest(delta), "data": wb.data_tag, "tag": tag}
+
+    def compute() -> tuple[Mask, dict]:
+        res = learn_joint_graft(wb.model, tasks, delta, {t: d.train for t, d in datas.items()},
+                                {t: d.dev for t, d in datas.items()}, union, recipe, seed=seed,
+                                eval_batch_size=p.eval_batch_size)
+        return res.mask, {"history": res.history, "best_step": res.best_step, "base_count": res.base_count,
+                          "count": res.mask.count(), "density": res.mask.density(), **res.degenerate()}
+
+    return wb.cached("graft", config, compute, MASK)
 
 
 # --------------------------------------------------------------------------------------------------------

@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Iterator
 import torch
 
 from repro.core.adapters import adapter_finetune, adapter_sites, bottleneck_adapters, lora_finetune, LORA_TARGETS
-from repro.artifacts import load_tensors, save_tensors
 from repro.profiles import FinetuneRecipe
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -56,25 +55,21 @@ def budget_pct(wb: "Workbench", count: int) -> float:
 def lora_run(wb: "Workbench", task: str, rank: int, recipe: FinetuneRecipe, alpha: float | None = None,
              seed: int | None = None) -> tuple[dict[str, torch.Tensor], dict]:
     """τ of LoRA (rank ``rank``, scale α/r with α = 2r unless given) on ``task``'s k-shot data (cached)."""
-    from repro.workbench import load_sparse_vector, save_sparse_vector
+    from repro.workbench import VECTOR
 
     seed = wb.seed if seed is None else seed
     alpha = float(2 * rank if alpha is None else alpha)
     data = wb.task(task, seed=seed)
     config = {"kind": "lora", "rank": rank, "alpha": alpha, "targets": list(LORA_TARGETS),
               **_base_config(wb, task, recipe, seed)}
-    path = wb.store.path("taskvec", config)
-    try:
-        return load_sparse_vector(path)
-    except FileNotFoundError:
-        pass
-    wb.restore_pre()
-    tau, res = lora_finetune(wb.model, {task: data.train}, recipe, rank=rank, alpha=alpha,
-                             dev_data={task: data.dev}, seed=seed)
-    meta = {"config": config, "train": {"best_step": res.best_step, "best_dev": res.best_dev,
-                                        "trainable_count": res.trainable_count, "seconds": res.seconds}}
-    save_sparse_vector(path, tau, {n: tuple(v.shape) for n, v in tau.items()}, meta)
-    return load_sparse_vector(path)
+
+    def compute() -> tuple[dict[str, torch.Tensor], dict]:
+        tau, res = lora_finetune(wb.model, {task: data.train}, recipe, rank=rank, alpha=alpha,
+                                 dev_data={task: data.dev}, seed=seed)
+        return tau, {"train": {"best_step": res.best_step, "best_dev": res.best_dev,
+                               "trainable_count": res.trainable_count, "seconds": res.seconds}}
+
+    return wb.cached("taskvec", config, compute, VECTOR)
 
 
 def adapter_run(wb: "Workbench", task: str, kind: str, size: int, recipe: FinetuneRecipe,
@@ -85,22 +80,20 @@ def adapter_run(wb: "Workbench", task: str, kind: str, size: int, recipe: Finetu
     seed = wb.seed if seed is None else seed
     data = wb.task(task, seed=seed)
     config = {"kind": f"adapter-{kind}", "size": size, **_base_config(wb, task, recipe, seed)}
-    path = wb.store.path("adapter", config)
-    try:
-        return load_tensors(path)
-    except FileNotFoundError:
-        pass
-    wb.restore_pre()
-    torch.manual_seed(seed)
-    with bottleneck_adapters(wb.model, kind, size) as names:
-        res = adapter_finetune(wb.model, {task: data.train}, recipe, names, dev_data={task: data.dev}, seed=seed)
-        weights = {n: p.detach().clone() for n, p in wb.model.named_parameters() if n in set(names)}
-    for p in wb.model.parameters():
-        p.requires_grad_(False)
-    meta = {"config": config, "train": {"best_step": res.best_step, "best_dev": res.best_dev,
-                                        "trainable_count": res.trainable_count, "seconds": res.seconds}}
-    save_tensors(path, weights, meta)
-    return load_tensors(path)
+    from repro.workbench import TENSORS
+
+    def compute() -> tuple[dict[str, torch.Tensor], dict]:
+        torch.manual_seed(seed)
+        with bottleneck_adapters(wb.model, kind, size) as names:
+            res = adapter_finetune(wb.model, {task: data.train}, recipe, names, dev_data={task: data.dev},
+                                   seed=seed)
+            weights = {n: p.detach().clone() for n, p in wb.model.named_parameters() if n in set(names)}
+        for p in wb.model.parameters():
+            p.requires_grad_(False)
+        return weights, {"train": {"best_step": res.best_step, "best_dev": res.best_dev,
+                                   "trainable_count": res.trainable_count, "seconds": res.seconds}}
+
+    return wb.cached("adapter", config, compute, TENSORS)
 
 
 @contextmanager

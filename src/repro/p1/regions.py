@@ -121,22 +121,19 @@ def fish_regions(wb: "Workbench", task: str, densities: Sequence[float], *, k: i
     data = wb.task(task, k=k, seed=seed)
     base = {"what": "fish", "task": task, "k": k or p.k_shot, "seed": seed, "model": p.model,
             "max_length": p.max_length, "data": wb.data_tag, "target": "logprob", "labels": "true"}
+    from repro.workbench import MASK
+
     out: dict[float, Mask] = {}
-    fresh = None
+    fresh: dict[float, Mask] = {}  # one Fisher, computed for every density on the first one not stored
+
+    def compute(d: float) -> tuple[Mask, dict]:
+        if not fresh:
+            fresh.update(fish_masks(wb.model, data.train, task, wb.names("graftable"), densities,
+                                    batch_size=batch_size, seed=seed, progress=False))
+        return fresh[d], {}
+
     for d in densities:
-        path = wb.store.path("fish", {**base, "density": d})
-        try:
-            out[d] = Mask.load(path)
-            continue
-        except FileNotFoundError:
-            pass
-        if fresh is None:
-            wb.restore_pre()
-            fresh = fish_masks(wb.model, data.train, task, wb.names("graftable"), densities, batch_size=batch_size,
-                               seed=seed, progress=False)
-        mask = fresh[d]
-        mask.save(path, {"config": {**base, "density": d}})
-        out[d] = Mask.load(path)
+        out[d] = wb.cached("fish", {**base, "density": d}, lambda d=d: compute(d), MASK)[0]
     return out
 
 

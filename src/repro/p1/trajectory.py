@@ -15,18 +15,16 @@ table itself (JSON in the Workbench artifact store) and the learned masks.
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, replace
 from typing import TYPE_CHECKING, Sequence
 
 import torch
 
-from repro.artifacts import write_json
 from repro.data import Example
 from repro.core.finetune import train
 from repro.core.grafting import learn_graft, movement_mask
 from repro.core.masks import Mask
-from repro.profiles import FinetuneRecipe
+from repro.profiles import FinetuneRecipe, GraftRecipe
 from repro.p1.regions import evaluate_overrides, graftable_total, restrict, size_fields
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -90,9 +88,16 @@ def checkpoint_tracking(wb: "Workbench", task: str, sparsities: Sequence[float],
               "every": every, "recipe": asdict(recipe), "graft_steps": steps, "k": k or p.k_shot, "seed": seed,
               "n_eval": n_eval, "model": p.model, "max_length": p.max_length, "data": wb.data_tag,
               "graft": [recipe_g.lr, recipe_g.batch_size, recipe_g.max_examples, recipe_g.sigmoid_bias]}
-    path = wb.store.path("tracking", config).with_suffix(".json")
-    if path.exists():
-        return json.loads(path.read_text())
+    from repro.workbench import JSON
+
+    return wb.cached("tracking", config, lambda: (_tracking(wb, task, sparsities, checkpoint, every, recipe, recipe_g,
+                                                            k, seed, n_eval, progress), {}), JSON)[0]
+
+
+def _tracking(wb: "Workbench", task: str, sparsities: Sequence[float], checkpoint: int, every: int,
+              recipe: FinetuneRecipe, recipe_g: GraftRecipe, k: int | None, seed: int, n_eval: int | None,
+              progress: bool) -> dict:
+    p = wb.profile
     snaps = finetune_snapshots(wb, task, recipe, every=every, k=k, seed=seed, progress=progress)
     if checkpoint not in snaps:
         raise ValueError(f"checkpoint {checkpoint} not among the snapshot steps {sorted(snaps)}")
@@ -121,9 +126,7 @@ def checkpoint_tracking(wb: "Workbench", task: str, sparsities: Sequence[float],
             g, _ = evaluate_overrides(wb, task, wb.overrides(restrict(tau, mask.shapes), mask=mask), examples=test)
             rows.append({"task": task, "step": step, "model": "graft", "target_sparsity": s,
                          **size_fields(mask, total), "value": g["value"], "acc": g["acc"], "ece": g["ece"]})
-    out = {"rows": rows, "regions": metas, "checkpoint": checkpoint}
-    write_json(path, out)
-    return out
+    return {"rows": rows, "regions": metas, "checkpoint": checkpoint}
 
 
 def tracking_summary(rows: Sequence[dict], checkpoint: int) -> list[dict]:

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 import numpy as np
 
+from repro.artifacts import tensor_digest
 from repro.core.adamerging import adamerging
 from repro.core.merging import MERGERS, Merger, task_arithmetic
 from repro.core.taskvec import TaskVector
@@ -110,29 +111,14 @@ def method_alphas(wb: "Workbench", method: ArithmeticMethod, alphas: Sequence[fl
 
 
 def _cache(wb: "Workbench", kind: str, config: dict, compute: Callable[[], dict]) -> dict:
-    import json
+    from repro.workbench import JSON
 
-    from repro.artifacts import write_json
-
-    path = wb.store.path(kind, config).with_suffix(".json")
-    if path.exists():
-        return json.loads(path.read_text())
-    out = compute()
-    write_json(path, out)
-    return out
+    return wb.cached(kind, config, lambda: (compute(), {}), JSON)[0]
 
 
 def _vec_key(vectors: Mapping[str, TaskVector]) -> dict[str, str]:
-    import hashlib
-
-    out = {}
-    for t, v in vectors.items():
-        h = hashlib.sha256()
-        for n in sorted(v.tensors):
-            h.update(n.encode())
-            h.update(f"{float(v.tensors[n].double().abs().sum()):.10e}".encode())
-        out[t] = h.hexdigest()[:12]
-    return out
+    """``{task: fingerprint}`` of the vectors a cached result depends on (was a sum-only hash: re-keyed once)."""
+    return {t: tensor_digest(v.tensors) for t, v in vectors.items()}
 
 
 # ==============================================================================================================

@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any, Sequence
 
+from repro.artifacts import tensor_digest
 from repro.core.evaluation import Predictions, score
 from repro.core.taskvec import TaskVector
 from repro.data import Example, balanced_sample
@@ -81,6 +82,6 @@ class Evaluator:
         return score(pred, self.wb.model.specs[task].metric)["value"]
 
 
-def _fingerprint(vector: TaskVector) -> tuple:
-    """Content key of a task vector (names, and per-tensor sums of v and v² in float64)."""
-    return tuple((n, float(t.double().sum()), float(t.double().pow(2).sum())) for n, t in sorted(vector.items()))
+def _fingerprint(vector: TaskVector) -> str:
+    """Content key of a task vector (the one tensor fingerprint, :func:`repro.artifacts.tensor_digest`)."""
+    return tensor_digest(vector.tensors)

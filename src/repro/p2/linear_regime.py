@@ -199,11 +199,10 @@ def drift_curve(wb: "Workbench", task: str, method: str, steps: Sequence[int], e
     trainable set as :func:`repro.p2.methods.finetune_method`), replayed up to ``max(steps)``; the Jacobian is taken
     over the whole maskable set on ``examples``.  Linearized FT returns zeros (its Jacobian is J_θ0 throughout).
     """
-    import json
     from dataclasses import asdict
 
-    from repro.artifacts import write_json
     from repro.p2.methods import p2_recipe
+    from repro.workbench import JSON
 
     seed = wb.seed if seed is None else seed
     steps = sorted({int(s) for s in steps})
@@ -216,13 +215,11 @@ def drift_curve(wb: "Workbench", task: str, method: str, steps: Sequence[int], e
     config = {"task": task, "method": method, "steps": steps, "seed": seed, "recipe": asdict(recipe),
               "trainable": mask_key, "examples": [[e.text_a, e.text_b, e.label] for e in examples],
               "model": wb.profile.model, "max_length": wb.profile.max_length, "data": wb.data_tag}
-    path = wb.store.path("p2-drift", config).with_suffix(".json")
-    if path.exists():
-        return json.loads(path.read_text())["rows"]
     data = wb.task(task, seed=seed)
-    wb.restore_pre()
-    _, snaps = train_with_snapshots(wb.model, {task: data.train}, recipe, trainable, steps, seed=seed)
-    wb.restore_pre()
-    rows = gradient_drift(wb.model, examples, task, snaps, wb.names("maskable"), chunk_size=chunk_size)
-    write_json(path, {"config": config, "rows": rows})
-    return rows
+
+    def compute() -> tuple[list[dict], dict]:
+        _, snaps = train_with_snapshots(wb.model, {task: data.train}, recipe, trainable, steps, seed=seed)
+        wb.restore_pre()
+        return gradient_drift(wb.model, examples, task, snaps, wb.names("maskable"), chunk_size=chunk_size), {}
+
+    return wb.cached("p2-drift", config, compute, JSON)[0]

@@ -113,20 +113,17 @@ def talos_mask(wb: "Workbench", task: str, seed: int | None = None, sparsity: fl
     sparsity = p.talos.sparsity if sparsity is None else sparsity
     config = {"kind": "talos", "sparsity": sparsity, "rounds": p.talos.rounds, "soft": p.talos.soft_value,
               "n": p.talos.calibration_examples, "target": "logprob", **_data_config(wb, task, seed)}
-    path = wb.store.path("mask", config)
-    try:
-        return Mask.load(path), _read_meta(path)
-    except FileNotFoundError:
-        pass
-    wb.restore_pre()
-    examples = calibration_examples(wb, task, seed=seed)
-    start = time.perf_counter()
-    mask, report = talos_calibrate(wb.model, examples, task, wb.names("maskable"), sparsity=sparsity,
-                                   rounds=p.talos.rounds, soft_value=p.talos.soft_value, target="logprob",
-                                   seed=seed, progress=progress)
-    meta = {"config": config, "report": report.to_dict(), "seconds": time.perf_counter() - start}
-    mask.save(path, meta)
-    return Mask.load(path), _read_meta(path)
+    from repro.workbench import MASK
+
+    def compute() -> tuple[Mask, dict]:
+        examples = calibration_examples(wb, task, seed=seed)
+        start = time.perf_counter()
+        mask, report = talos_calibrate(wb.model, examples, task, wb.names("maskable"), sparsity=sparsity,
+                                       rounds=p.talos.rounds, soft_value=p.talos.soft_value, target="logprob",
+                                       seed=seed, progress=progress)
+        return mask, {"report": report.to_dict(), "seconds": time.perf_counter() - start}
+
+    return wb.cached("mask", config, compute, MASK)
 
 
 def lota_mask_for(wb: "Workbench", task: str, seed: int | None = None,
@@ -139,61 +136,53 @@ def lota_mask_for(wb: "Workbench", task: str, seed: int | None = None,
     return lota_mask(full, density)
 
 
-def _read_meta(path) -> dict:
-    import json
-    from pathlib import Path
-
-    return json.loads(Path(path).with_suffix(".json").read_text())
-
-
 # --- fine-tuning -----------------------------------------------------------------------------------------
-def _l_lora(wb: "Workbench", task: str, recipe: FinetuneRecipe, seed: int) -> dict[str, torch.Tensor]:
+def _l_lora(wb: "Workbench", task: str, recipe: FinetuneRecipe, seed: int) -> tuple[dict[str, torch.Tensor], dict]:
     from repro.core.adapters import LORA_TARGETS, lora_finetune
-    from repro.workbench import load_sparse_vector, save_sparse_vector
+    from repro.workbench import VECTOR
 
     data = wb.task(task, seed=seed)
     config = {"kind": "l-lora", "rank": LORA_RANK, "alpha": LORA_ALPHA, "targets": list(LORA_TARGETS),
               "recipe": asdict(recipe), **_data_config(wb, task, seed)}
-    path = wb.store.path("taskvec", config)
-    try:
-        vec, meta = load_sparse_vector(path)
-        wb._last_train = meta.get("train", {})
-        return vec
-    except FileNotFoundError:
-        pass
-    wb.restore_pre()
-    with warnings.catch_warnings():  # peft notes the config left by an earlier (already removed) injection
-        warnings.filterwarnings("ignore", message="Already found a `peft_config` attribute")
-        tau, res = lora_finetune(wb.model, {task: data.train}, recipe, rank=LORA_RANK, alpha=LORA_ALPHA,
-                                 dev_data={task: data.dev}, linearized=True, seed=seed, progress=False)
-    meta = {"config": config, "train": {"best_step": res.best_step, "best_dev": res.best_dev,
-                                        "trainable_count": res.trainable_count, "seconds": res.seconds}}
-    save_sparse_vector(path, tau, {n: tuple(v.shape) for n, v in tau.items()}, meta)
-    wb._last_train = meta["train"]
-    return load_sparse_vector(path)[0]
+
+    def compute() -> tuple[dict[str, torch.Tensor], dict]:
+        with warnings.catch_warnings():  # peft notes the config left by an earlier (already removed) injection
+            warnings.filterwarnings("ignore", message="Already found a `peft_config` attribute")
+            tau, res = lora_finetune(wb.model, {task: data.train}, recipe, rank=LORA_RANK, alpha=LORA_ALPHA,
+                                     dev_data={task: data.dev}, linearized=True, seed=seed, progress=False)
+        return tau, {"train": {"best_step": res.best_step, "best_dev": res.best_dev,
+                               "trainable_count": res.trainable_count, "seconds": res.seconds}}
+
+    return wb.cached("taskvec", config, compute, VECTOR)
 
 
 def finetune_method(wb: "Workbench", task: str, method: str, *, seed: int | None = None,
                     recipe: FinetuneRecipe | None = None) -> dict[str, torch.Tensor]:
     """τ of ``method`` (a key of :data:`METHODS`) fine-tuned on ``task``'s k-shot training split (cached).
 
-    Training uses ``recipe`` (default ``profile.p2_finetune``) for every method; the run's log (seconds,
-    trainable count, …) is left in ``wb._last_train``.  τ is dense over the tensors the method changed.
+    Training uses ``recipe`` (default ``profile.p2_finetune``) for every method.  τ is dense over the tensors the
+    method changed; :func:`finetune_method_run` also returns the run's log.
     """
+    return finetune_method_run(wb, task, method, seed=seed, recipe=recipe)[0]
+
+
+def finetune_method_run(wb: "Workbench", task: str, method: str, *, seed: int | None = None,
+                        recipe: FinetuneRecipe | None = None) -> tuple[dict[str, torch.Tensor], dict]:
+    """(τ, metadata) of :func:`finetune_method`; ``meta["train"]`` has the seconds and trainable count."""
     spec = method_spec(method)
     seed = wb.seed if seed is None else seed
     recipe = recipe or p2_recipe(wb.profile)
     if spec.key == "ft":
-        return wb.finetune(task, recipe, trainable="maskable", seed=seed, tag="p2")
+        return wb.finetune_run(task, recipe, trainable="maskable", seed=seed, tag="p2")
     if spec.key == "linearized":
-        return wb.finetune(task, recipe, trainable="maskable", linearized=True, seed=seed, tag="p2")
+        return wb.finetune_run(task, recipe, trainable="maskable", linearized=True, seed=seed, tag="p2")
     if spec.key == "l-lora":
         return _l_lora(wb, task, recipe, seed)
     if spec.key == "lota":
         mask = lota_mask_for(wb, task, seed=seed)
-        return wb.finetune(task, recipe, trainable=mask, seed=seed, tag="p2-lota")
+        return wb.finetune_run(task, recipe, trainable=mask, seed=seed, tag="p2-lota")
     mask, _ = talos_mask(wb, task, seed=seed)
-    return wb.finetune(task, recipe, trainable=mask, seed=seed, tag="p2-talos")
+    return wb.finetune_run(task, recipe, trainable=mask, seed=seed, tag="p2-talos")
 
 
 def finetune_all(wb: "Workbench", tasks: Sequence[str], methods: Sequence[str] = P2_METHODS,
@@ -209,8 +198,8 @@ def finetune_all(wb: "Workbench", tasks: Sequence[str], methods: Sequence[str] =
         out[m] = {}
         for t in tasks:
             start = time.perf_counter()
-            out[m][t] = finetune_method(wb, t, m, seed=seed)
-            info = getattr(wb, "_last_train", {}) or {}
+            out[m][t], meta = finetune_method_run(wb, t, m, seed=seed)
+            info = meta.get("train", {})
             log.append({"method": m, "task": t, "trainable": info.get("trainable_count"),
                         "train_seconds": info.get("seconds"), "wall": time.perf_counter() - start})
     return out, log

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Mapping, Sequence
 import pandas as pd
 import torch
 
+from repro.core.checks import check_fraction
 from repro.core.fisher import diagonal_fisher
 from repro.core.masks import Mask
 from repro.data import Example, balanced_sample
@@ -39,6 +40,7 @@ def lowest_sensitivity_mask(model: Classifier, examples: Sequence[Example], task
                             batch_size: int = 16, seed: int = 0, overrides: Mapping[str, torch.Tensor] | None = None,
                             method: str = "auto", progress: bool = True) -> Mask:
     """P2 §4.1 (Fig. 1, 10, 11): the ``fraction`` of entries with the lowest Eq. 7 Fisher (one round, sampled labels)."""
+    check_fraction(fraction, "fraction")
     scores = diagonal_fisher(model, examples, task, names, target=target, label_source="sampled",
                              batch_size=batch_size, seed=seed, overrides=overrides, method=method, progress=progress)
     return Mask.top_fraction(scores, fraction, largest=False)
@@ -96,25 +98,21 @@ def low_sensitivity_mask(wb: "Workbench", task: str, n_examples: int, fraction: 
                          seed: int | None = None) -> tuple[Mask, dict]:
     """P2 §4.1: the ``fraction`` of maskable entries with the lowest Eq. 7 Fisher on ``task`` (cached)."""
     from repro.p2.methods import calibration_examples
+    from repro.workbench import MASK
 
     seed = wb.seed if seed is None else seed
     config = {"kind": "low-sensitivity", "task": task, "n": n_examples, "fraction": fraction, "seed": seed,
               "k": wb.profile.k_shot, "target": "logprob", "model": wb.profile.model,
               "max_length": wb.profile.max_length, "data": wb.data_tag}
-    path = wb.store.path("mask", config)
-    try:
-        import json
-        return Mask.load(path), json.loads(path.with_suffix(".json").read_text())
-    except FileNotFoundError:
-        pass
-    wb.restore_pre()
-    examples = calibration_examples(wb, task, n_examples, seed=seed)
-    start = time.perf_counter()
-    mask = lowest_sensitivity_mask(wb.model, examples, task, wb.names("maskable"), fraction=fraction,
-                                   target="logprob", seed=seed, progress=False)
-    meta = {"config": config, "seconds": time.perf_counter() - start, "n_examples": len(examples)}
-    mask.save(path, meta)
-    return Mask.load(path), meta
+
+    def compute() -> tuple[Mask, dict]:
+        examples = calibration_examples(wb, task, n_examples, seed=seed)
+        start = time.perf_counter()
+        mask = lowest_sensitivity_mask(wb.model, examples, task, wb.names("maskable"), fraction=fraction,
+                                       target="logprob", seed=seed, progress=False)
+        return mask, {"seconds": time.perf_counter() - start, "n_examples": len(examples)}
+
+    return wb.cached("mask", config, compute, MASK)
 
 
 def low_sensitivity_masks(wb: "Workbench", tasks: Sequence[str], n_examples: int, fraction: float = 0.1,

@@ -119,6 +119,44 @@ def _list(args: argparse.Namespace) -> int:
     return 0
 
 
+@command("cache", "list, verify or clear the artifact store (artifacts/<profile>/)",
+         arg("action", choices=("ls", "verify", "clear"),
+             help="ls: list entries; verify: check checksums and code fingerprints (exit 1 if any is bad); "
+                  "clear: delete entries (all, --kind, or only --stale ones) and temp files of killed writes"),
+         PROFILE_ARG,
+         arg("--kind", default=None, metavar="K", help="only artifacts of this kind (taskvec, mask, graft, …)"),
+         arg("--stale", action="store_true", help="only entries that fail verification (corrupt, incomplete, "
+                                                  "stale code)"),
+         arg("--artifacts", default=None, metavar="DIR", help="store root (default: $REPRO_ARTIFACTS or artifacts/)"))
+def _cache(args: argparse.Namespace) -> int:
+    from repro.artifacts import ArtifactStore, format_entries
+    from repro.paths import artifacts_dir
+
+    store = ArtifactStore(artifacts_dir(_abs(args.artifacts)) / args.profile)
+    if not store.root.is_dir():
+        print(f"no artifact store at {store.root}")
+        return 0
+    if args.kind and not (store.root / args.kind).is_dir():
+        kinds = sorted(p.name for p in store.root.iterdir() if p.is_dir() and not p.name.startswith("."))
+        print(f"repro cache: error: no artifacts of kind {args.kind!r} in {store.root}; kinds: {', '.join(kinds)}",
+              file=sys.stderr)
+        return 2
+    if args.action == "clear":
+        removed = store.clear(args.kind, stale_only=args.stale)
+        print(f"removed {len(removed)} entr{'y' if len(removed) == 1 else 'ies'} from {store.root}")
+        return 0
+    entries = store.entries(args.kind, verify=args.action == "verify" or args.stale)
+    if args.stale:
+        entries = [e for e in entries if e.status != "ok"]
+    print(format_entries(entries))
+    bad = [e for e in entries if e.status not in ("ok", "unchecked")]
+    temps = store.orphan_temps()
+    print(f"{len(entries)} entries, {sum(e.bytes for e in entries):,} bytes in {store.root}"
+          + (f"; {len(bad)} bad" if args.action == "verify" else "")
+          + (f"; {len(temps)} temp files of killed writes (repro cache clear removes them)" if temps else ""))
+    return 1 if args.action == "verify" and bad else 0
+
+
 # --------------------------------------------------------------------------------------------------------
 # entry point
 # --------------------------------------------------------------------------------------------------------
