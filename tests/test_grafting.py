@@ -7,8 +7,9 @@ import torch
 from repro.core.evaluation import evaluate, forward
 from repro.core.finetune import train
 from repro.core.grafting import (graft_fraction, graft_gradient, grafted_params, learn_graft, movement_mask, random_mask,
-                            task_delta, zero_outside_params)
+                                 zero_outside_params)
 from repro.core.masks import Mask
+from repro.core.taskvec import TaskVector
 from repro.profiles import FinetuneRecipe, GraftRecipe
 
 
@@ -21,7 +22,7 @@ def _finetuned_delta(model, examples):
     with torch.no_grad():  # the model must hold θ_pre for grafting
         for n, p in model.named_parameters():
             p.copy_(pre[n])
-    return task_delta(pre, ft, names), ft
+    return TaskVector.from_models(pre, ft, names).tensors, ft
 
 
 def test_graft_gradient_equals_autograd_through_frac(tiny_model, sent_examples):

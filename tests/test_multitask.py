@@ -8,8 +8,9 @@ import pytest
 import torch
 
 from repro.core.finetune import train
-from repro.core.grafting import learn_joint_graft, task_delta
+from repro.core.grafting import learn_joint_graft
 from repro.core.masks import Mask
+from repro.core.taskvec import TaskVector
 from repro.p1.multitask import overlap_rows, relative_gain, subsample, union_regions
 from repro.profiles import FinetuneRecipe, GraftRecipe
 
@@ -57,7 +58,7 @@ def test_joint_graft_starts_from_union_and_never_scores_worse(tiny_model, sent_e
     with torch.no_grad():
         for n, p in tiny_model.named_parameters():
             p.copy_(pre[n])
-    delta = task_delta(pre, ft, names)
+    delta = TaskVector.from_models(pre, ft, names).tensors
     union = Mask.top_fraction({n: d.abs() for n, d in delta.items()}, 0.05)
     data = {"sent": sent_examples, "topic": topic_examples}
     res = learn_joint_graft(tiny_model, ["sent", "topic"], delta, data, data, union,

@@ -118,8 +118,3 @@ def adapter_finetune(model: Classifier, train_data: Mapping[str, Sequence[Exampl
                      seed: int = 0, progress: bool = True) -> TrainResult:
     """Train only the adapter parameters ``names`` (call inside :func:`bottleneck_adapters`)."""
     return train(model, train_data, recipe, list(names), dev_data=dev_data, seed=seed, progress=progress)
-
-
-def adapter_param_count(dim: int, size: int, sites: int) -> int:
-    """Trainable parameters of ``sites`` adapters of bottleneck ``size`` on width ``dim``."""
-    return sites * (dim * size + size + size * dim + dim)

@@ -30,11 +30,6 @@ from repro.models.base import Classifier
 from repro.profiles import GraftRecipe
 
 
-def task_delta(pre: Mapping[str, torch.Tensor], ft: Mapping[str, torch.Tensor], names: Sequence[str]) -> dict[str, torch.Tensor]:
-    """Δ = θ_ft − θ_pre on ``names`` (the skill direction that grafting selects from)."""
-    return {n: (ft[n] - pre[n]).detach().clone() for n in names}
-
-
 def graft_fraction(S: Mapping[str, torch.Tensor], base: Mask, sigmoid_bias: float = 10.0) -> dict[str, torch.Tensor]:
     """P1 Eq. 3 (as coded): frac = γ_base ⊙ (1 − σ(S − b)) + (1 − γ_base) ⊙ σ(S − b)."""
     out = {}

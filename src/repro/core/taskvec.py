@@ -223,7 +223,7 @@ class TaskVector:
         return cls(out, info)
 
 
-def union_names(vectors: Sequence[TaskVector]) -> list[str]:
+def _union_names(vectors: Sequence[TaskVector]) -> list[str]:
     names: dict[str, None] = {}
     for v in vectors:
         for n in v.tensors:
@@ -235,7 +235,7 @@ def align(vectors: Sequence[TaskVector]) -> tuple[list[str], list[dict[str, torc
     """``(names, tensors)``: every vector over the union of names (zeros where one lacks a tensor), shapes checked."""
     if not vectors:
         raise ValueError("need at least one task vector")
-    names = union_names(vectors)
+    names = _union_names(vectors)
     ref: dict[str, torch.Tensor] = {}
     for i, v in enumerate(vectors):
         check_finite(v.tensors, f"merging: task vector {i}", hint="re-create the vector (its run diverged)")
@@ -246,4 +246,4 @@ def align(vectors: Sequence[TaskVector]) -> tuple[list[str], list[dict[str, torc
     return names, [{n: v.tensors[n] if n in v.tensors else torch.zeros_like(ref[n]) for n in names} for v in vectors]
 
 
-__all__ = ["TaskVector", "Tensors", "align", "union_names"]
+__all__ = ["TaskVector", "Tensors", "align"]
