@@ -15,7 +15,7 @@ Modules, one concept each:
 - ``repro.core.taskvec``    task vectors, addition / negation, WiSE, TIES, DARE, TALL, Breadcrumbs
 - ``repro.artifacts``  safetensors + JSON artifact store keyed by config hash, atomic writes
 - ``repro.report.results``    the results JSON every notebook writes (tables / figures / claims)
-- ``repro.runner.book``       papermill runner and Jupyter Book build
+- ``repro.runner``     notebooks + parameters, papermill execution + cache key, book build, CLI
 """
 
 __version__ = "0.1.0"
