@@ -36,8 +36,9 @@ from repro.paths import book_dir, repo_root, results_path
 from repro.profiles import PROFILES
 from repro.report.results import ResultsError, load_results, validate
 from repro.runner.claims_page import claims_markdown
-from repro.runner.execute import RunResult, paper_of, param_path, run_many, source_fingerprint, utc_now
-from repro.runner.notebooks import KERNEL, ParameterError, book_notebooks, notebook_parameters, notebook_title, validate_params
+from repro.runner.execute import (RunResult, check_run, kernel_params, paper_of, param_path, run_many,
+                                  source_fingerprint, utc_now)
+from repro.runner.notebooks import KERNEL, ParameterError, book_notebooks, notebook_parameters, notebook_title
 
 
 class BuildError(RuntimeError):
@@ -141,12 +142,15 @@ def build_book(profile: str = "cpu", only: Iterable[str] | None = None, jobs: in
     threads = max(1, (os.cpu_count() or 1) // jobs) if jobs > 1 else None  # parallel kernels split the cores
 
     job_args = []
-    for name in selected:
+    book_params: dict[str, dict[str, Any]] = {}  # what the book runs each notebook with (fail fast if invalid)
+    for name in names:
         declared = notebook_parameters(name)
         params: dict[str, Any] = {}
         if data_dir and "data_dir" in declared:
             params["data_dir"] = data_dir
-        validate_params(name, profile, params, declared)  # fail fast, before anything runs
+        book_params[name] = kernel_params(name, profile, params, out_rel, declared)
+        if name not in selected:
+            continue
         job_args.append(dict(name=name, profile=profile, params=params, output_dir=out_rel, use_cache=not force,
                              fingerprint=fingerprints[paper_of(name) or name], threads=threads))
 
@@ -164,17 +168,20 @@ def build_book(profile: str = "cpu", only: Iterable[str] | None = None, jobs: in
         res_path = results_path(out_rel, profile, name)
         executed = res_path.with_suffix(".ipynb")
         if name not in runs:
-            if executed.exists() and res_path.exists():
-                info = {}
-                sidecar = res_path.with_name(f"{name}.cache.json")
-                if sidecar.exists():
-                    info = json.loads(sidecar.read_text())
-                runs[name] = RunResult(name, profile, "cached", float(info.get("seconds", 0.0)), str(executed),
-                                       str(res_path))
-            else:
+            info, why = check_run(executed, res_path)
+            if why is None and (info.get("profile", profile) != profile
+                                or {k: v for k, v in info.get("params", {}).items() if k != "output_dir"}
+                                != {k: v for k, v in book_params[name].items() if k != "output_dir"}):
+                why = (f"its last run used other parameters ({info.get('params')}) than the book "
+                       f"({book_params[name]})")
+            if why is not None:
+                if why != "never executed":
+                    log(f"{name}: not staged: {why}; run `repro book --profile {profile} --only {name}`")
                 missing.append(name)
                 _write_if_changed(staged / f"{name}.ipynb", _placeholder(name, profile))
                 continue
+            runs[name] = RunResult(name, profile, "cached", float(info.get("seconds", 0.0)), str(executed),
+                                   str(res_path))
         try:
             results[name] = load_results(res_path)
             validate(results[name], require_nonempty=True)

@@ -129,6 +129,21 @@ def param_path(value: str, keep_relative: bool) -> str:
     return str(p)
 
 
+def kernel_params(name: str | Path, profile: str, params: Mapping[str, Any] | None = None,
+                  output_dir: str | Path = "results", declared: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The parameters a kernel gets (and the sidecar records): validated, ``profile`` and ``output_dir`` filled in,
+    path parameters made independent of the caller's cwd (:func:`param_path`)."""
+    params = dict(params or {})
+    declared = notebook_parameters(name) if declared is None else declared
+    if "output_dir" in declared:
+        params.setdefault("output_dir", str(output_dir))
+    params = validate_params(Path(str(name)).stem, profile, params, declared)
+    for key, value in list(params.items()):
+        if key.endswith("_dir") and isinstance(value, str) and value:
+            params[key] = param_path(value, keep_relative=(key == "output_dir"))
+    return params
+
+
 @contextlib.contextmanager
 def _batch_environment(threads: int | None = None) -> Iterator[None]:
     """Environment of a batch kernel: no tqdm bars (they would fill the executed notebook with thousands of
@@ -154,13 +169,17 @@ def _batch_environment(threads: int | None = None) -> Iterator[None]:
 
 def run_notebook(name: str, profile: str = "cpu", params: Mapping[str, Any] | None = None,
                  output_dir: str | Path = "results", *, executed_path: str | Path | None = None,
-                 use_cache: bool = False, fingerprint: str | None = None, threads: int | None = None) -> RunResult:
+                 use_cache: bool = False, fingerprint: str | None = None, threads: int | None = None,
+                 log: Callable[[str], None] = print) -> RunResult:
     """Execute one notebook with papermill in a fresh ``python3`` kernel (cwd ``notebooks/``, as in JupyterLab).
 
     ``params`` are validated first (:func:`validate_params`).  ``output_dir`` (or ``params['output_dir']``) is the
     results root passed to the notebook: it writes ``<output_dir>/<profile>/<name>.json``; the executed copy goes
     next to it as ``<name>.ipynb`` unless ``executed_path`` is given.  With ``use_cache`` an unchanged notebook
-    (same :func:`cache_key`) whose executed copy and results exist is not re-run.  ``threads`` caps the kernel's
+    (same :func:`cache_key`) is not re-run when :func:`check_run` confirms that its executed copy and results JSON
+    are the ones this runner recorded in the sidecar and that every cell completed; anything else (a run from
+    JupyterLab or plain papermill, a killed run, a truncated or invalid results JSON) is re-run, with a one-line
+    notice through ``log`` when files were there.  ``threads`` caps the kernel's
     OpenMP / MKL threads (:func:`build_book` sets it to cores // jobs when notebooks run in parallel).
     Raises :class:`ParameterError` before running, :class:`NotebookError` if a cell fails or no valid results
     JSON was written.
@@ -170,28 +189,20 @@ def run_notebook(name: str, profile: str = "cpu", params: Mapping[str, Any] | No
 
     path = notebook_path(name)
     name = path.stem
-    params = dict(params or {})
-    declared = notebook_parameters(path)
-    if "output_dir" in declared:
-        params.setdefault("output_dir", str(output_dir))
-    params = validate_params(name, profile, params, declared)
-    for key, value in list(params.items()):  # path parameters: make them independent of the caller's cwd
-        if key.endswith("_dir") and isinstance(value, str) and value:
-            params[key] = param_path(value, keep_relative=(key == "output_dir"))
+    params = kernel_params(path, profile, params, output_dir)
     out_root = resolve_path(params.get("output_dir", output_dir))
     res_path = results_path(out_root, profile, name)
     executed = Path(executed_path).resolve() if executed_path else res_path.with_suffix(".ipynb")
-    sidecar = res_path.with_name(f"{name}.cache.json")
+    sidecar = sidecar_path(res_path)
     key = cache_key(path, profile, params, fingerprint)
 
-    if use_cache and executed.exists() and res_path.exists() and sidecar.exists():
-        try:
-            info = json.loads(sidecar.read_text())
-        except json.JSONDecodeError:
-            info = {}
-        if info.get("key") == key:
+    if use_cache:
+        info, why = check_run(executed, res_path)
+        if why is None and info.get("key") == key:
             return RunResult(name, profile, "cached", float(info.get("seconds", 0.0)), str(executed),
                              str(res_path), params)
+        if why is not None and (res_path.exists() or executed.exists()):
+            log(f"{name}: {why}; re-running")
 
     sidecar.unlink(missing_ok=True)
     executed.parent.mkdir(parents=True, exist_ok=True)
@@ -223,9 +234,84 @@ def run_notebook(name: str, profile: str = "cpu", params: Mapping[str, Any] | No
         load_results(res_path, require_nonempty=True)
     except ResultsError as e:
         raise NotebookError(name, f"invalid results JSON: {e}", executed=str(executed)) from None
-    sidecar.write_text(json.dumps({"key": key, "seconds": round(seconds, 2), "params": params,
-                                   "finished": utc_now()}, indent=1))
+    why = notebook_incomplete(executed)
+    if why:
+        raise NotebookError(name, why, executed=str(executed))
+    write_sidecar(sidecar, {"key": key, "seconds": round(seconds, 2), "params": params, "profile": profile,
+                            "finished": utc_now(), "executed": str(executed),
+                            "executed_sha256": file_sha256(executed), "results_sha256": file_sha256(res_path)})
     return RunResult(name, profile, "ran", seconds, str(executed), str(res_path), params)
+
+
+# --------------------------------------------------------------------------------------------------------
+# the sidecar: proof that an executed notebook and its results JSON belong together
+# --------------------------------------------------------------------------------------------------------
+def sidecar_path(results_json: Path) -> Path:
+    """``results/<profile>/<name>.cache.json`` next to ``<name>.json``: written by the runner after a complete run."""
+    return results_json.with_name(results_json.name.removesuffix(".json") + ".cache.json")
+
+
+def file_sha256(path: Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def write_sidecar(path: Path, info: Mapping[str, Any]) -> None:
+    """Write atomically (a killed write leaves the old sidecar or none, never half of one)."""
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(dict(info), indent=1, default=str))
+    os.replace(tmp, path)
+
+
+def notebook_incomplete(executed: Path) -> str | None:
+    """Why an executed notebook is not a complete papermill run (a cell failed, or the run was killed with cells
+    still running or pending), or None when every code cell completed."""
+    import nbformat
+
+    try:
+        nb = nbformat.read(executed, as_version=4)
+    except Exception as e:  # noqa: BLE001 - truncated / not a notebook
+        return f"executed notebook {executed} is unreadable ({type(e).__name__})"
+    if nb.metadata.get("papermill", {}).get("exception"):
+        return f"executed notebook {executed} stopped at a failing cell"
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    for i, cell in enumerate(code, 1):
+        status = cell.get("metadata", {}).get("papermill", {}).get("status")
+        if status != "completed":
+            return (f"executed notebook {executed} is half-executed (code cell {i} of {len(code)} is "
+                    f"{status or 'not from papermill'}: the run was killed?)")
+    return None
+
+
+def check_run(executed: Path, results_json: Path) -> tuple[dict[str, Any], str | None]:
+    """The sidecar of a run and None when the executed notebook and the results JSON are exactly the files the
+    runner recorded after a complete run; else the sidecar (or {}) and the reason, in words, why not."""
+    sidecar = sidecar_path(results_json)
+    if not sidecar.exists():
+        if results_json.exists() or executed.exists():
+            return {}, (f"no runner record {sidecar.name} (written by JupyterLab or plain papermill, or the run "
+                        f"was killed)")
+        return {}, "never executed"
+    try:
+        info = json.loads(sidecar.read_text())
+        assert isinstance(info, dict)
+    except (json.JSONDecodeError, UnicodeDecodeError, AssertionError):
+        return {}, f"runner record {sidecar} is unreadable"
+    if not results_json.exists():
+        return info, f"results JSON {results_json} is missing"
+    try:
+        load_results(results_json, require_nonempty=True)
+    except (ResultsError, UnicodeDecodeError) as e:
+        detail = str(e).splitlines()[0].removeprefix(f"{results_json}: ") if str(e) else type(e).__name__
+        return info, f"results JSON {results_json} is invalid ({detail})"
+    if file_sha256(results_json) != info.get("results_sha256"):
+        return info, (f"results JSON {results_json} was rewritten after the recorded run (JupyterLab, plain "
+                      f"papermill or another seed?)")
+    if not executed.exists():
+        return info, f"executed notebook {executed} is missing"
+    if file_sha256(executed) != info.get("executed_sha256"):
+        return info, f"executed notebook {executed} was rewritten after the recorded run"
+    why = notebook_incomplete(executed)
+    return info, why
 
 
 # ipykernel logs a warning about unencrypted local TCP on every start, and sometimes an interrupt at shutdown;
@@ -282,7 +368,7 @@ def run_many(job_args: Sequence[dict[str, Any]], jobs: int = 1, log: Callable[[s
     if jobs == 1 or n <= 1:
         for i, kw in enumerate(job_args, 1):
             log(f"[{i}/{n}] {kw['name']:<26} executing ...")
-            r = _run_job(kw)
+            r = _run_job({"log": log, **kw})
             report(i, r)
             if isinstance(r, NotebookError):
                 failure = r
