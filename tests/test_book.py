@@ -263,3 +263,47 @@ def test_runner_imports_no_layer_it_only_runs():
             for m in mods:
                 parts = m.split(".")
                 assert not (parts[0] == "repro" and len(parts) > 1 and parts[1] in forbidden), (path.name, m)
+
+
+@pytest.mark.parametrize("text,value", [("1e7", 1e7), ("1e-3", 1e-3), ("-2.5E+3", -2500.0), ("[1e-3, 1e-2]", [1e-3, 1e-2]),
+                                        ("13", 13), ("0.5", 0.5), ("SST-2", "SST-2"), ("[SST-2, QNLI]", ["SST-2", "QNLI"]),
+                                        ("null", None), ("true", True)])
+def test_cli_values_read_exponent_floats_as_papermill_does(text, value):
+    out = notebooks.parse_cli_value(text)
+    assert out == value and type(out) is type(value)
+
+
+def test_graft_lr_1e7_and_float_lists_are_accepted():
+    out = validate_params("p1_localization", "smoke", {"graft_lr": notebooks.parse_cli_value("1e7"),
+                                                       "sparsities": notebooks.parse_cli_value("[1e-3, 1e-2]")})
+    assert out["graft_lr"] == 1e7 and out["sparsities"] == [1e-3, 1e-2]
+    assert validate_params("p2_appendix", "smoke", {"sparsities": [0, 0.5]})["sparsities"] == [0.0, 0.5]
+
+
+@pytest.mark.parametrize("notebook,params,message", [
+    ("p1_localization", {"sparsities": [1e-3, "x"]}, "'sparsities': element 1 must be float, got 'x'"),
+    ("p1_localization", {"sparsities": [0, 0.5]}, "'sparsities': element 0 is 0.0, outside (0, 1]"),
+    ("p1_appendix", {"fish_densities": [1.5]}, "'fish_densities': element 0 is 1.5, outside (0, 1]"),
+    ("p2_appendix", {"sparsities": [1.0]}, "element 0 is 1.0, outside [0, 1) (TaLoS sparsity k"),
+    ("p2_appendix", {"graft_sparsity": 0.0}, "'graft_sparsity' is 0.0, outside (0, 1]"),
+    ("p1_localization", {"graft_lr": float("nan")}, "'graft_lr' is nan: it must be a finite number"),
+    ("p1_localization", {"graft_lr": -1.0}, "'graft_lr' is -1.0, outside (0, inf)"),
+    ("p1_localization", {"tasks": ["SST-2", 3]}, "'tasks': element 1 must be str"),
+    ("p1_multitask_continual", {"continual_sequence": ["QNLI", None]}, "'continual_sequence': element 1 must be str"),
+    ("p2_disentanglement", {"drift_steps": [10, 2.5]}, "'drift_steps': element 1 must be int"),
+    ("p1_localization", {"graft_steps": -5}, "'graft_steps' is -5, outside [0, inf)"),
+])
+def test_list_elements_and_ranges_are_checked(notebook, params, message):
+    with pytest.raises(ParameterError) as e:
+        validate_params(notebook, "smoke", params)
+    assert message in str(e.value)
+
+
+def test_annotated_element_types_are_checked():
+    p = notebooks.NotebookParam("xs", "Optional[list[float]]", "None")
+    assert notebooks._coerce(p, [1, 2.5]) == [1.0, 2.5] and notebooks._coerce(p, None) is None
+    with pytest.raises(ParameterError, match="element 0 must be float"):
+        notebooks._coerce(p, ["a"])
+    nested = notebooks.NotebookParam("pairs", "list[tuple[str, str]]", "[]")
+    with pytest.raises(ParameterError, match="element 1 must be str"):
+        notebooks._coerce(nested, [["a", 1]])

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import logging
+import math
 import re
 import tempfile
 from dataclasses import dataclass
@@ -158,26 +159,86 @@ _BASE_TYPES = {"str": "str", "int": "int", "float": "float", "bool": "bool", "li
                "Any": "any", "None": "none", "NoneType": "none"}
 
 
-def _allowed(param: NotebookParam) -> set[str]:
-    """Type names a value may have: from the annotation, else from the default's literal type."""
+@dataclass(frozen=True)
+class _Type:
+    """A parameter's type: the kinds a value may have, and for lists / tuples the type of their elements."""
+    kinds: frozenset[str]
+    item: "_Type | None" = None
+
+    def __str__(self) -> str:
+        parts = []
+        for k in sorted(self.kinds - {"none"}):
+            parts.append(f"{k}[{self.item}]" if k in ("list", "tuple") and self.item else k)
+        return " | ".join(parts + (["None"] if "none" in self.kinds else []))
+
+
+ANY = _Type(frozenset({"any"}))
+
+
+def _split_top(text: str, sep: str) -> list[str]:
+    """``text`` split at ``sep`` outside brackets."""
+    out, depth, cur = [], 0, ""
+    for ch in text:
+        depth += (ch == "[") - (ch == "]")
+        if ch == sep and depth == 0:
+            out.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    return out + [cur]
+
+
+def _parse_annotation(ann: str) -> _Type:
+    """``Optional[list[float]]``, ``list[str] | None``, ``tuple[int, ...]``, ... as a :class:`_Type`."""
+    kinds: set[str] = set()
+    item: _Type | None = None
+    for part in _split_top(ann.replace(" ", ""), "|"):
+        m = re.fullmatch(r"(?:typing\.)?(\w+)(?:\[(.*)\])?", part)
+        if not m:
+            kinds.add("any")
+            continue
+        base, args = m.group(1), m.group(2)
+        if base in ("Optional", "Union") and args:
+            for t in [_parse_annotation(a) for a in _split_top(args, ",")]:
+                kinds |= t.kinds
+                item = item or t.item
+            kinds |= {"none"} if base == "Optional" else set()
+            continue
+        kind = _BASE_TYPES.get(base, "any")
+        kinds.add(kind)
+        if kind in ("list", "tuple") and args:
+            elems = [_parse_annotation(a) for a in _split_top(args, ",") if a != "..."]
+            item = _Type(frozenset().union(*(t.kinds for t in elems)), elems[0].item) if elems else None
+    return _Type(frozenset(kinds), item)
+
+
+def _type_of_value(v: Any) -> _Type:
+    """The type a literal default implies (``[0.1, 1]`` → list[float]; ``None`` → anything)."""
+    kind = _type_name(v)
+    if kind == "none":
+        return ANY
+    if kind in ("list", "tuple") and v:
+        kinds = {_type_name(x) for x in v}
+        if kinds == {"int", "float"}:
+            kinds = {"float"}
+        item = _type_of_value(v[0]) if len(kinds) == 1 else ANY
+        return _Type(frozenset({kind}), _Type(frozenset(kinds), item.item))
+    return _Type(frozenset({kind}))
+
+
+def _declared_type(param: NotebookParam) -> _Type:
+    """From the annotation, else from the default's literal type."""
     if param.type:
-        out: set[str] = set()
-        ann = param.type.replace(" ", "")
-        m = re.fullmatch(r"(?:typing\.)?Optional\[(.*)\]", ann)
-        if m:
-            out.add("none")
-            ann = m.group(1)
-        for part in ann.split("|"):
-            base = re.split(r"\[", part, maxsplit=1)[0].removeprefix("typing.")
-            out.add(_BASE_TYPES.get(base, "any"))
-        return out
+        return _parse_annotation(param.type)
     try:
-        default = ast.literal_eval(param.default)
+        return _type_of_value(ast.literal_eval(param.default))
     except (ValueError, SyntaxError):
-        return {"any"}
-    if default is None:
-        return {"any"}
-    return {_type_name(default)}
+        return ANY
+
+
+def _allowed(param: NotebookParam) -> set[str]:
+    """Type names a value may have (top level)."""
+    return set(_declared_type(param).kinds)
 
 
 def _type_name(v: Any) -> str:
@@ -191,29 +252,127 @@ def _type_name(v: Any) -> str:
     return type(v).__name__
 
 
-def _coerce(param: NotebookParam, value: Any) -> Any:
-    allowed = _allowed(param)
+def _check_type(t: _Type, value: Any, where: str) -> Any:
+    """``value`` checked against ``t`` (elements too), ints widened to float; raises ParameterError."""
     kind = _type_name(value)
-    if "any" in allowed or kind in allowed:
-        return list(value) if kind == "tuple" and "list" in allowed else value
-    if kind == "int" and "float" in allowed:
-        return float(value)
-    if kind == "tuple" and "list" in allowed:
-        return list(value)
-    if kind == "list" and "tuple" in allowed:
-        return value
-    want = param.type or " | ".join(sorted(allowed))
-    raise ParameterError(f"parameter {param.name!r} must be {want} (declared `{param.describe()}`), "
-                         f"got {value!r} of type {type(value).__name__}")
+    if "any" not in t.kinds and kind not in t.kinds:
+        if kind == "int" and "float" in t.kinds:
+            value, kind = float(value), "float"
+        elif kind == "tuple" and "list" in t.kinds:
+            kind = "list"
+        elif not (kind == "list" and "tuple" in t.kinds):
+            raise ParameterError(f"{where} must be {t}, got {value!r} of type {type(value).__name__}")
+    if kind == "tuple" and "list" in t.kinds:
+        value = list(value)
+    if kind in ("list", "tuple") and t.item is not None:
+        value = [_check_type(t.item, x, f"{where}: element {i}") for i, x in enumerate(value)]
+    return value
+
+
+def _coerce(param: NotebookParam, value: Any, item: str | None = None) -> Any:
+    """``value`` checked against the parameter's declared type; ``item`` is the element type of a list parameter
+    whose annotation does not say (from :data:`PARAMETER_RULES`)."""
+    t = _declared_type(param)
+    if item and t.item is None and t.kinds & {"list", "tuple"}:
+        t = _Type(t.kinds, _Type(frozenset({item})))
+    want = param.type or str(t)
+    try:
+        return _check_type(t, value, f"parameter {param.name!r}")
+    except ParameterError as e:
+        msg = str(e)
+        if ": element" not in msg:
+            msg = (f"parameter {param.name!r} must be {want} (declared `{param.describe()}`), "
+                   f"got {value!r} of type {type(value).__name__}")
+        raise ParameterError(msg) from None
+
+
+# --------------------------------------------------------------------------------------------------------
+# what parameter names mean: element types and ranges the parameters cell cannot express
+# --------------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ParamRule:
+    """Element type of an untyped list parameter, and the range of its numbers (each element of a list)."""
+    item: str | None = None
+    low: float | None = None
+    high: float | None = None
+    low_open: bool = False
+    high_open: bool = False
+    meaning: str = ""
+    example: str = ""
+
+    def interval(self) -> str:
+        lo = "-inf" if self.low is None else f"{self.low:g}"
+        hi = "inf" if self.high is None else f"{self.high:g}"
+        return f"{'(' if self.low_open or self.low is None else '['}{lo}, {hi}{')' if self.high_open or self.high is None else ']'}"
+
+    def admits(self, x: float) -> bool:
+        if self.low is not None and (x < self.low or (self.low_open and x == self.low)):
+            return False
+        return not (self.high is not None and (x > self.high or (self.high_open and x == self.high)))
+
+
+_FRACTION = dict(low=0.0, high=1.0, low_open=True)
+#: ``(notebook:)name`` pattern → rule; the first full match wins (notebook-specific entries first).
+PARAMETER_RULES: tuple[tuple[str, ParamRule], ...] = (
+    ("p2_appendix:sparsities", ParamRule("float", 0.0, 1.0, high_open=True, example="'[0, 0.5, 0.9]'",
+                                         meaning="TaLoS sparsity k, the share masked out; 0 = plain fine-tuning")),
+    (r"(.+_)?(sparsities|densities)", ParamRule("float", **_FRACTION, example="'[1e-3, 1e-2]'",
+                                                 meaning="region sizes as fractions of the parameters")),
+    (r"(.+_)?(sparsity|density|fraction)", ParamRule("float", **_FRACTION, example="0.01",
+                                                     meaning="a share of the parameters")),
+    (r".+_bases?", ParamRule("float", 0.0, 1.0, example="'[0, 1e-5]'",
+                             meaning="gamma_base sparsities; 0 = empty base")),
+    (r"(.+_)?lr", ParamRule("float", 0.0, low_open=True, example="1e7", meaning="a learning rate")),
+    (r"(.+_)?alphas", ParamRule("float", example="'[0.5, 1.0]'", meaning="interpolation coefficients")),
+    (r"(.+_)?(tasks|sources|sequence)|peft", ParamRule("str", example="'[SST-2, QNLI]'", meaning="names")),
+    (r"(.+_)?(steps|every|checkpoint|k|examples|points)|n_.+|iterations|warmup|seed",
+     ParamRule("int", 0.0, example="100", meaning="a count")),
+)
+
+
+def parameter_rule(notebook: str, name: str) -> ParamRule | None:
+    for pattern, rule in PARAMETER_RULES:
+        target = f"{notebook}:{name}" if ":" in pattern else name
+        if re.fullmatch(pattern, target):
+            return rule
+    return None
+
+
+def _check_range(name: str, value: Any, rule: ParamRule | None) -> None:
+    """Every number in ``value`` (a scalar or a list) finite and inside the rule's range."""
+    numbers = value if isinstance(value, list) else [value]
+    for i, x in enumerate(numbers):
+        if isinstance(x, bool) or not isinstance(x, (int, float)):
+            continue
+        where = f"parameter {name!r}" + (f": element {i}" if isinstance(value, list) else "")
+        if not math.isfinite(x):
+            raise ParameterError(f"{where} is {x!r}: it must be a finite number")
+        if rule is not None and not rule.admits(x):
+            raise ParameterError(f"{where} is {x!r}, outside {rule.interval()} ({rule.meaning}); "
+                                 f"e.g. -p {name} {rule.example}")
+
+
+_YAML11_MISSED_FLOAT = re.compile(r"[-+]?(\d+(\.\d*)?|\.\d+)[eE][-+]?\d+")
+
+
+def _yaml11_floats(v: Any) -> Any:
+    """Exponent floats that YAML 1.1 leaves as strings (``1e7``, ``1e-3``) as floats, as papermill reads them."""
+    if isinstance(v, str) and _YAML11_MISSED_FLOAT.fullmatch(v.strip()):
+        return float(v)
+    if isinstance(v, list):
+        return [_yaml11_floats(x) for x in v]
+    if isinstance(v, dict):
+        return {k: _yaml11_floats(x) for k, x in v.items()}
+    return v
 
 
 def parse_cli_value(text: str) -> Any:
-    """A ``-p key value`` value as YAML (``13`` → int, ``0.5`` → float, ``true``, ``null``, ``[1, 2]``), else the
-    string itself."""
+    """A ``-p key value`` value as YAML (``13`` → int, ``0.5`` and ``1e7`` → float, ``true``, ``null``,
+    ``[1e-3, 1e-2]``), else the string itself."""
     import yaml
 
     try:
-        return yaml.safe_load(text)
+        return _yaml11_floats(yaml.safe_load(text))
     except yaml.YAMLError:
         return text
 
@@ -239,9 +398,12 @@ def validate_params(name: str, profile: str, params: Mapping[str, Any] | None = 
     if "profile" not in declared:
         raise ParameterError(f"notebook {name!r} has no `profile` parameter; every notebook must declare one")
     out = {}
+    stem = Path(str(name)).stem
     for key, value in params.items():
+        rule = parameter_rule(stem, key)
         try:
-            out[key] = _coerce(declared[key], value)
+            out[key] = _coerce(declared[key], value, rule.item if rule else None)
+            _check_range(key, out[key], rule)
         except ParameterError as e:
             raise ParameterError(f"{e}\n  valid parameters of {Path(str(name)).stem!r}:\n{valid}") from None
     out["profile"] = profile
