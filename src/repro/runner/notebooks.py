@@ -403,9 +403,9 @@ def validate_params(name: str, profile: str, params: Mapping[str, Any] | None = 
         rule = parameter_rule(stem, key)
         try:
             out[key] = _coerce(declared[key], value, rule.item if rule else None)
-            _check_range(key, out[key], rule)
         except ParameterError as e:
             raise ParameterError(f"{e}\n  valid parameters of {Path(str(name)).stem!r}:\n{valid}") from None
+        _check_range(key, out[key], rule)  # the message says the range and an example: no listing needed
     out["profile"] = profile
     return out
 
