@@ -2,11 +2,11 @@
 (:mod:`.loaders`), and the generated tasks of the cpu/smoke profiles (:mod:`.generated`).  The public names are
 re-exported here."""
 
-from repro.data.tasks import (LABEL_ORDERS, OOD_ONLY, TASKS, Example, TaskData, TaskSpec, balanced_sample,  # isort: skip
-                              chunks, get_spec, kshot_split)
-from repro.data.loaders import (HUB_SOURCES, SOURCES, HubSource, load_hub, load_local, load_task,  # isort: skip
-                                register_source)
+from repro.data.tasks import (LABEL_ORDERS, OOD_ONLY, TASKS, DataError, Example, MissingSplit, TaskData,  # isort: skip
+                              TaskSpec, balanced_sample, chunks, get_spec, kshot_split)
+from repro.data.loaders import (HUB_SOURCES, SOURCES, HubSource, check_data_dir, load_hub, load_local,  # isort: skip
+                                load_task, register_source)
 
-__all__ = ["HUB_SOURCES", "LABEL_ORDERS", "OOD_ONLY", "SOURCES", "TASKS", "Example", "HubSource", "TaskData",
-           "TaskSpec", "balanced_sample", "chunks", "get_spec", "kshot_split", "load_hub", "load_local", "load_task",
-           "register_source"]
+__all__ = ["HUB_SOURCES", "LABEL_ORDERS", "OOD_ONLY", "SOURCES", "TASKS", "DataError", "Example", "HubSource",
+           "MissingSplit", "TaskData", "TaskSpec", "balanced_sample", "check_data_dir", "chunks", "get_spec",
+           "kshot_split", "load_hub", "load_local", "load_task", "register_source"]

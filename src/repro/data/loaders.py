@@ -18,66 +18,135 @@ from typing import TYPE_CHECKING, Any, Callable
 import numpy as np
 
 from repro.data import generated
-from repro.data.tasks import OOD_ONLY, Example, TaskData, TaskSpec, balanced_sample, get_spec, kshot_split
+from repro.data.tasks import (OOD_ONLY, TASKS, DataError, Example, MissingSplit, TaskData, TaskSpec, balanced_sample,
+                              get_spec, kshot_split)
 
 if TYPE_CHECKING:  # pragma: no cover
     from repro.profiles import Profile
 
 
 # ==============================================================================================================
-# local files
+# local files: read and validated in one place (the ``--data DIR`` boundary)
 # ==============================================================================================================
+FOLDER_LAYOUT = "<DIR>/<TASK>/LABELS.json, train.jsonl, test.jsonl"
+_ROW_HELP = ('one JSON object per line, e.g. {"text": "...", "label": 0} (single sentence) or '
+             '{"text_a": "...", "text_b": "...", "label": "entailment"} (pair); label = index or label name')
+
+
 def _read_jsonl(path: Path, spec: TaskSpec) -> list[Example]:
+    """Every example of one ``.jsonl`` file; the first bad line raises :class:`DataError` naming file, line, fix."""
     out: list[Example] = []
-    with path.open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
+    for lineno, raw in enumerate(path.read_bytes().splitlines(), 1):
+        where = f"{path}:{lineno}"
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise DataError(f"{where}: not UTF-8 (byte 0x{raw[e.start]:02x} at column {e.start + 1}); "
+                            f"re-save the file as UTF-8") from None
+        if not line.strip():
+            continue
+        try:
             row = json.loads(line)
-            where = f"{path}:{lineno}"
-            text_a = row.get("text_a", row.get("text"))
-            if not isinstance(text_a, str):
-                raise ValueError(f"{where}: need a string field 'text' (single-sentence) or 'text_a' (pair)")
-            text_b = row.get("text_b")
-            if spec.pair and not isinstance(text_b, str):
-                raise ValueError(f"{where}: {spec.name} is a sentence-pair task; need a string field 'text_b'")
-            label = row.get("label")
-            if isinstance(label, str) and label in spec.labels:
-                label = spec.labels.index(label)
-            if isinstance(label, bool) or not isinstance(label, int) or not 0 <= label < spec.num_labels:
-                raise ValueError(f"{where}: label {label!r} is not an index in 0..{spec.num_labels - 1} "
-                                 f"(labels of {spec.name}: {list(spec.labels)})")
-            out.append(Example(text_a, label, text_b if spec.pair else None))
+        except json.JSONDecodeError as e:
+            raise DataError(f"{where}: not valid JSON ({e.msg} at column {e.colno}); write "
+                            f"{_ROW_HELP}") from None
+        if not isinstance(row, dict):
+            raise DataError(f"{where}: a line must be a JSON object, got {type(row).__name__}; {_ROW_HELP}")
+        text_a = row.get("text_a", row.get("text"))
+        if not isinstance(text_a, str) or not text_a.strip():
+            raise DataError(f"{where}: need a nonempty string field 'text' (single-sentence) or 'text_a' (pair), "
+                            f"got keys {sorted(row)}")
+        text_b = row.get("text_b")
+        if spec.pair and (not isinstance(text_b, str) or not text_b.strip()):
+            raise DataError(f"{where}: {spec.name} is a sentence-pair task; need a nonempty string field 'text_b'")
+        if "label" not in row:
+            raise DataError(f"{where}: no 'label' field; give the label index 0..{spec.num_labels - 1} or its name "
+                            f"({', '.join(spec.labels)})")
+        label = row["label"]
+        if isinstance(label, str):
+            if label not in spec.labels:
+                raise DataError(f"{where}: unknown label name {label!r} for {spec.name}; valid names: "
+                                f"{', '.join(spec.labels)} (or their indices 0..{spec.num_labels - 1})")
+            label = spec.labels.index(label)
+        if isinstance(label, bool) or not isinstance(label, int) or not 0 <= label < spec.num_labels:
+            raise DataError(f"{where}: label {label!r} is not an index in 0..{spec.num_labels - 1} "
+                            f"(labels of {spec.name}: {list(spec.labels)})")
+        out.append(Example(text_a, label, text_b if spec.pair else None))
     return out
+
+
+def _read_labels(path: Path, spec: TaskSpec) -> None:
+    fix = f"it must be the JSON list {json.dumps(list(spec.labels))}"
+    if not path.exists():
+        raise DataError(f"{path} is missing; {fix}")
+    try:
+        found = json.loads(path.read_bytes().decode("utf-8"))
+    except UnicodeDecodeError:
+        raise DataError(f"{path}: not UTF-8; {fix}") from None
+    except json.JSONDecodeError as e:
+        raise DataError(f"{path}:{e.lineno}: not valid JSON ({e.msg}); {fix}") from None
+    if not isinstance(found, list) or not all(isinstance(x, str) for x in found):
+        raise DataError(f"{path}: not a list of label names; {fix}")
+    unknown = [x for x in found if x not in spec.labels]
+    if unknown:
+        raise DataError(f"{path}: unknown label name(s) {unknown} for {spec.name}; {fix}")
+    if tuple(found) != spec.labels:
+        raise DataError(f"{path} lists labels {found} but repro's order for {spec.name} is {list(spec.labels)}; "
+                        f"relabel the files to repro's order")
 
 
 def load_local(task: str, data_dir: str | Path) -> tuple[list[Example], list[Example]]:
     """``(train, test)`` from ``<data_dir>/<task>/{train,test}.jsonl``, checked against ``LABELS.json``.
 
-    Rows are ``{"text": ..., "label": i}`` or ``{"text_a": ..., "text_b": ..., "label": i}``; ``LABELS.json`` is
-    the list of label names in index order and must equal the registry's order (else ValueError naming both).
-    OOD-only tasks (IMDb, Yelp) may have no ``train.jsonl`` (train is then empty).
+    Rows are ``{"text": ..., "label": i}`` or ``{"text_a": ..., "text_b": ..., "label": i}`` (``label`` may be the
+    label's name); ``LABELS.json`` is the list of label names in index order and must equal the registry's order.
+    OOD-only tasks (IMDb, Yelp) may have no ``train.jsonl`` (train is then empty: they cannot be trained on).
+    Every problem raises :class:`DataError` with one line naming the file, the line and the fix: not UTF-8, not
+    JSON, missing fields, unknown labels, an empty test split, a train split with a single label.
     """
     spec = get_spec(task)
     root = Path(data_dir) / task
     if not root.is_dir():
-        raise FileNotFoundError(f"no directory {root} (expected <data_dir>/<TASK>/ with train.jsonl, test.jsonl, "
-                                "LABELS.json)")
-    labels_path = root / "LABELS.json"
-    if not labels_path.exists():
-        raise FileNotFoundError(f"{labels_path} is missing; it must list the label names in index order: "
-                                f"{json.dumps(list(spec.labels))}")
-    found = tuple(json.loads(labels_path.read_text(encoding="utf-8")))
-    if found != spec.labels:
-        raise ValueError(f"{labels_path} lists labels {list(found)} but repro's order for {task} is "
-                         f"{list(spec.labels)}; relabel the files to repro's order")
+        raise DataError(f"no folder {root}; the data folder must hold {FOLDER_LAYOUT} for every task used")
+    _read_labels(root / "LABELS.json", spec)
     test_path, train_path = root / "test.jsonl", root / "train.jsonl"
     if not test_path.exists():
-        raise FileNotFoundError(f"{test_path} is missing")
+        raise DataError(f"{test_path} is missing; add the task's test split ({_ROW_HELP})")
     if not train_path.exists() and task not in OOD_ONLY:
-        raise FileNotFoundError(f"{train_path} is missing (only the OOD-only tasks {OOD_ONLY} may lack one)")
+        raise DataError(f"{train_path} is missing; add the task's train split (only the OOD-only tasks "
+                        f"{', '.join(OOD_ONLY)} may lack one)")
     train = _read_jsonl(train_path, spec) if train_path.exists() else []
-    return train, _read_jsonl(test_path, spec)
+    test = _read_jsonl(test_path, spec)
+    if train_path.exists():
+        if not train:
+            raise DataError(f"{train_path}: no examples; add the task's training examples ({_ROW_HELP})")
+        labels = sorted({e.label for e in train})
+        if len(labels) < 2:
+            raise DataError(f"{train_path}: every example has label {spec.labels[labels[0]]!r}; a classifier "
+                            f"needs training examples of at least two labels of {list(spec.labels)}")
+    if not test:
+        raise DataError(f"{test_path}: no examples; the test split must hold at least one example ({_ROW_HELP})")
+    return train, test
+
+
+def check_data_dir(data_dir: str | Path) -> dict[str, tuple[int, int]]:
+    """Validate a whole data folder before anything runs (every ``<TASK>/`` in it, with :func:`load_local`);
+    returns ``{task: (n_train, n_test)}``.  Files and ``.``/``_``-prefixed folders beside the tasks are ignored."""
+    root = Path(data_dir)
+    if not root.is_dir():
+        raise DataError(f"data folder {root} does not exist; pass --data with a folder holding {FOLDER_LAYOUT}")
+    folders = sorted(d.name for d in root.iterdir() if d.is_dir() and not d.name.startswith((".", "_")))
+    unknown = [d for d in folders if d not in TASKS]
+    if unknown:
+        raise DataError(f"{root / unknown[0]}: {unknown[0]!r} is not a task name; rename the folder to one of "
+                        f"{', '.join(TASKS)}")
+    if not folders:
+        raise DataError(f"data folder {root} holds no task folder; expected {FOLDER_LAYOUT}")
+    out = {}
+    for task in folders:
+        train, test = load_local(task, root)
+        out[task] = (len(train), len(test))
+    return out
 
 
 # ==============================================================================================================
@@ -267,11 +336,13 @@ def load_task(name: str, profile: "Profile", seed: int = 13, k: int | None = Non
             warnings.warn(f"{name}: labels {meta['short_labels']} have fewer than 2k = {2 * k} training examples; "
                           "their train/dev splits are short", stacklevel=2)
     else:
-        train, dev = [], []
+        where = meta["source"]
+        train, dev = MissingSplit(name, "train", where), MissingSplit(name, "dev", where)
         meta["short_labels"] = {}
         meta["note"] = "test-only task (no train split)"
     meta["test_available"] = len(test)
     test = balanced_sample(test, n_test, seed=test_seed)
-    meta.update({"n_train": len(train), "n_dev": len(dev), "n_test": len(test),
+    n_train, n_dev = (len(train), len(dev)) if pool else (0, 0)
+    meta.update({"n_train": n_train, "n_dev": n_dev, "n_test": len(test),
                  "test_label_counts": [sum(e.label == i for e in test) for i in range(spec.num_labels)]})
     return TaskData(spec, train, dev, test, meta)

@@ -27,9 +27,14 @@ RTE: entailment, not_entailment), the LM-BFF order for TREC (DESC, ENTY, ABBR, H
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
+
+class DataError(ValueError):
+    """Bad task data (a malformed data folder, a split that cannot be used); the message names the file, the line
+    and the fix in one line."""
+
 
 @dataclass(frozen=True)
 class TaskSpec:
@@ -77,6 +82,22 @@ class TaskData:
         if name not in ("train", "dev", "test"):
             raise ValueError(f"unknown split {name!r}; choose train, dev or test")
         return getattr(self, name)
+
+
+class MissingSplit(list):
+    """The train / dev split of a test-only task (an OOD target without ``train.jsonl``): empty, and any use of it
+    (iterating, indexing, ``len``, truth value) raises :class:`DataError`, so a run that would train on nothing
+    stops at once instead of running to the end."""
+
+    def __init__(self, task: str, split: str, source: str) -> None:
+        super().__init__()
+        self.message = (f"{task} has no {split} split in {source} (a test-only task): it cannot be trained on; "
+                        f"add {task}/train.jsonl to the data folder or train on another task")
+
+    def _fail(self, *args: Any, **kwargs: Any) -> Any:
+        raise DataError(self.message)
+
+    __iter__ = __len__ = __bool__ = __getitem__ = _fail
 
 
 def chunks(examples: Sequence[Example], batch_size: int) -> list[list[Example]]:

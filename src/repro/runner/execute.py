@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import contextlib
+import functools
 import datetime as _dt
 import hashlib
 import json
 import multiprocessing
 import os
+import subprocess
+import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -18,7 +21,8 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from repro.paths import project_root, repo_root, resolve_path, results_path
 from repro.report.results import ResultsError, load_results
-from repro.runner.notebooks import KERNEL, notebook_parameters, notebook_path, read_notebook, validate_params
+from repro.runner.notebooks import (KERNEL, ParameterError, notebook_parameters, notebook_path, read_notebook,
+                                    validate_params)
 
 
 class NotebookError(RuntimeError):
@@ -141,7 +145,20 @@ def kernel_params(name: str | Path, profile: str, params: Mapping[str, Any] | No
     for key, value in list(params.items()):
         if key.endswith("_dir") and isinstance(value, str) and value:
             params[key] = param_path(value, keep_relative=(key == "output_dir"))
+    if isinstance(params.get("data_dir"), str) and params["data_dir"]:
+        check_data_folder(params["data_dir"])
     return params
+
+
+@functools.lru_cache(maxsize=16)
+def check_data_folder(data_dir: str) -> None:
+    """Validate a ``--data`` folder before any kernel starts: ``python -m repro.data.check`` in a subprocess (the
+    runner does not import the data package); its one-line error becomes a :class:`ParameterError` (exit 2)."""
+    proc = subprocess.run([sys.executable, "-m", "repro.data.check", str(resolve_path(data_dir))], text=True,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=str(project_root() or Path.cwd()))
+    if proc.returncode != 0:
+        lines = proc.stderr.strip().splitlines()
+        raise ParameterError(f"bad data folder: {lines[-1] if lines else f'check failed (exit {proc.returncode})'}")
 
 
 @contextlib.contextmanager
