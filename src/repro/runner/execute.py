@@ -23,6 +23,7 @@ from repro.paths import project_root, repo_root, resolve_path, results_path
 from repro.report.results import ResultsError, load_results
 from repro.runner.notebooks import (KERNEL, ParameterError, notebook_parameters, notebook_path, read_notebook,
                                     validate_params)
+from repro.runner.watch import CellProgress, watched_engine
 
 
 class NotebookError(RuntimeError):
@@ -161,6 +162,13 @@ def check_data_folder(data_dir: str) -> None:
         raise ParameterError(f"bad data folder: {lines[-1] if lines else f'check failed (exit {proc.returncode})'}")
 
 
+# tqdm.auto in a kernel without ipywidgets warns "TqdmWarning: IProgress not found ..." (with the machine's venv
+# path) into the first cell that imports it, then falls back to the plain bar, which TQDM_DISABLE switches off.
+# Batch kernels show no bars, so the warning is noise; interactive JupyterLab (the `lab` extra has ipywidgets)
+# keeps its widget bars.
+_NO_IPROGRESS_WARNING = ",".join(filter(None, [os.environ.get("PYTHONWARNINGS", ""), "ignore:IProgress not found"]))
+
+
 @contextlib.contextmanager
 def _batch_environment(threads: int | None = None) -> Iterator[None]:
     """Environment of a batch kernel: no tqdm bars (they would fill the executed notebook with thousands of
@@ -169,7 +177,7 @@ def _batch_environment(threads: int | None = None) -> Iterator[None]:
     Parallel notebooks (``--jobs``) must split the cores: two kernels each spinning 2 OpenMP threads on 2 cores
     ran 5-6x slower than one after the other (measured on the smoke book, 2026-11-23).
     """
-    changes = {"TQDM_DISABLE": "1"}
+    changes = {"TQDM_DISABLE": "1", "PYTHONWARNINGS": _NO_IPROGRESS_WARNING}
     if threads:
         changes.update(OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads))
     before = {k: os.environ.get(k) for k in changes}
@@ -221,18 +229,21 @@ def run_notebook(name: str, profile: str = "cpu", params: Mapping[str, Any] | No
         if why is not None and (res_path.exists() or executed.exists()):
             log(f"{name}: {why}; re-running")
 
+    last = _read_sidecar(sidecar)  # the previous run's cell durations give the estimate of this one
     sidecar.unlink(missing_ok=True)
     executed.parent.mkdir(parents=True, exist_ok=True)
+    progress = CellProgress(name, log, last.get("cell_seconds"))
     nb = read_notebook(path)
     rel_source = os.path.relpath(path, repo_root()) if project_root() else str(path)
     start = time.time()
-    with tempfile.TemporaryDirectory(prefix="repro-nb-") as tmp, _batch_environment(threads):
+    with tempfile.TemporaryDirectory(prefix="repro-nb-") as tmp, _batch_environment(threads), progress:
         tmp_in = Path(tmp) / f"{name}.ipynb"
         nbformat.write(nb, tmp_in)
         try:
             papermill.execute_notebook(str(tmp_in), str(executed), parameters=params, kernel_name=KERNEL,
                                        language="python", cwd=str(path.parent), progress_bar=False,
-                                       log_output=False, extra_arguments=KERNEL_ARGS)
+                                       log_output=False, extra_arguments=KERNEL_ARGS,
+                                       engine_name=watched_engine(progress))
         except papermill.PapermillExecutionError as e:
             _tidy_executed(executed, rel_source)
             raise NotebookError(name, "a cell raised an exception", cell_index=e.cell_index, cell_source=e.source,
@@ -256,7 +267,8 @@ def run_notebook(name: str, profile: str = "cpu", params: Mapping[str, Any] | No
         raise NotebookError(name, why, executed=str(executed))
     write_sidecar(sidecar, {"key": key, "seconds": round(seconds, 2), "params": params, "profile": profile,
                             "finished": utc_now(), "executed": str(executed),
-                            "executed_sha256": file_sha256(executed), "results_sha256": file_sha256(res_path)})
+                            "executed_sha256": file_sha256(executed), "results_sha256": file_sha256(res_path),
+                            "cell_seconds": cell_seconds(executed)})
     return RunResult(name, profile, "ran", seconds, str(executed), str(res_path), params)
 
 
@@ -270,6 +282,23 @@ def sidecar_path(results_json: Path) -> Path:
 
 def file_sha256(path: Path) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def _read_sidecar(path: Path) -> dict[str, Any]:
+    try:
+        info = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    return info if isinstance(info, dict) else {}
+
+
+def cell_seconds(executed: Path) -> list[float]:
+    """Duration of each code cell of an executed notebook (papermill's metadata), for the next run's estimate."""
+    import nbformat
+
+    nb = nbformat.read(executed, as_version=4)
+    return [round(float(c.get("metadata", {}).get("papermill", {}).get("duration") or 0.0), 2)
+            for c in nb.cells if c.cell_type == "code"]
 
 
 def write_sidecar(path: Path, info: Mapping[str, Any]) -> None:
@@ -308,10 +337,8 @@ def check_run(executed: Path, results_json: Path) -> tuple[dict[str, Any], str |
             return {}, (f"no runner record {sidecar.name} (written by JupyterLab or plain papermill, or the run "
                         f"was killed)")
         return {}, "never executed"
-    try:
-        info = json.loads(sidecar.read_text())
-        assert isinstance(info, dict)
-    except (json.JSONDecodeError, UnicodeDecodeError, AssertionError):
+    info = _read_sidecar(sidecar)
+    if not info:
         return {}, f"runner record {sidecar} is unreadable"
     if not results_json.exists():
         return info, f"results JSON {results_json} is missing"
