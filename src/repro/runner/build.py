@@ -6,7 +6,8 @@ Layout (everything under ``results/`` and ``book/executed/`` is generated and gi
     notebooks/<name>.md                    jupytext MyST sources (what you edit; open them in JupyterLab)
     results/<profile>/<name>.ipynb         the executed copy (kept on failure, for inspection)
     results/<profile>/<name>.json          the results JSON the notebook wrote (repro.report.results)
-    results/<profile>/<name>.cache.json    cache key + run time of that execution
+    results/<profile>/<name>.cache.json    the runner's record of a complete run: cache key, parameters, sha256 of
+                                           the executed copy and the results JSON, run time, per-cell durations
     book/executed/<name>.ipynb             the copy the book renders (staged from the profile being built)
     book/executed/claims_body.md           the generated claims table (included by book/claims.md)
     book/executed/build_info.md            profile / date / what ran (included by book/intro.md)
@@ -17,9 +18,11 @@ repository root has ``execute_notebooks: "off"``, so Jupyter Book only renders w
 Sphinx step alone is ``jupyter-book build book --config _config.yml --path-output book`` (after ``repro book``
 has staged ``book/executed/``).
 
-A notebook is re-executed only when the hash of (its source, its parameters, the profile, the code and tables
-it can read: :func:`repro.runner.execute.source_fingerprint`) changed, or its executed copy or results JSON is
-missing.
+A notebook is re-executed when the hash of (its source, its parameters, the profile, the code and tables it can
+read: :func:`repro.runner.execute.source_fingerprint`) changed, or when :func:`repro.runner.execute.check_run`
+finds that its executed copy and results JSON are not the ones the runner recorded after a complete run (a run
+from JupyterLab or plain papermill, another seed, a killed run, a truncated file).  Only such recorded runs are
+staged into ``book/executed``; anything else gets a placeholder page and a one-line notice.
 """
 
 from __future__ import annotations
