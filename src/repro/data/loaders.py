@@ -305,9 +305,9 @@ def load_task(name: str, profile: "Profile", seed: int = 13, k: int | None = Non
     """One task's k-shot train/dev and (capped) test splits for a profile.
 
     Source: ``data_dir`` given → :func:`load_local`; else ``profile.data_source``, an entry of :data:`SOURCES`
-    ("generated" → :mod:`repro.data.generated`, "hub" → :func:`load_hub`).  train/dev = :func:`kshot_split` of the source's train
-    split with ``k`` per label (default ``profile.k_shot``) and the data ``seed``; test = a label-balanced
-    :func:`balanced_sample` of ``n_test`` examples (default ``profile.n_test``; 0 = all) drawn with
+    ("generated" → :mod:`repro.data.generated`, "hub" → :func:`load_hub`).  train/dev = :func:`kshot_split` of
+    the source's train split with ``k`` per label (default ``profile.k_shot``) and the data ``seed``; test = a
+    label-balanced :func:`balanced_sample` of ``n_test`` examples (default ``profile.n_test``; 0 = all) drawn with
     ``test_seed``, so every k-shot seed sees the same test set (as in LM-BFF).  Labels with fewer than 2k
     examples are allowed by default and listed in ``meta["short_labels"]`` (with a warning).  Generated tasks use
     the data seed ``profile.extra["generated_seed"]`` (default 0) and a train pool of

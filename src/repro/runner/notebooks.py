@@ -303,7 +303,9 @@ class ParamRule:
     def interval(self) -> str:
         lo = "-inf" if self.low is None else f"{self.low:g}"
         hi = "inf" if self.high is None else f"{self.high:g}"
-        return f"{'(' if self.low_open or self.low is None else '['}{lo}, {hi}{')' if self.high_open or self.high is None else ']'}"
+        left = "(" if self.low_open or self.low is None else "["
+        right = ")" if self.high_open or self.high is None else "]"
+        return f"{left}{lo}, {hi}{right}"
 
     def admits(self, x: float) -> bool:
         if self.low is not None and (x < self.low or (self.low_open and x == self.low)):

@@ -3,7 +3,7 @@
 :func:`watched_engine` is a papermill engine that reports each code cell as it starts; :class:`CellProgress` turns
 that into lines such as::
 
-    p1_appendix: cell 7/21 `tab5 = appendix.large_data_table(wb, plan)` · 35 s elapsed · ~1 min 20 s left (last run 2 min 5 s)
+    p1_appendix: cell 7/21 `tab5 = table5(wb, plan)` · 35 s elapsed · ~1 min 20 s left (last run 2 min 5 s)
 
 The estimate comes from the per-cell durations of the notebook's previous run, kept in its sidecar
 (``cell_seconds``; :mod:`repro.runner.execute`).  A line is printed when a cell starts (at most one every
