@@ -1,4 +1,4 @@
-"""Notebook runner, parameter validation, cache keys, claims page and CLI (repro.runner.book, repro.runner.cli)."""
+"""Notebook runner, parameter validation, cache keys, claims page and CLI (repro.runner.*)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,9 @@ import re
 
 import pytest
 
-from repro.runner import book
-from repro.runner.book import NotebookError, ParameterError, cache_key, notebook_parameters, run_notebook, validate_params
+from repro.runner import claims_page, execute, notebooks
+from repro.runner.execute import NotebookError, cache_key, run_notebook
+from repro.runner.notebooks import ParameterError, notebook_parameters, validate_params
 from repro.runner.cli import COMMANDS, main
 from repro.profiles import PROFILES
 from repro.report.results import load_results
@@ -17,8 +18,8 @@ STUBS = ["p1_localization", "p1_calibration_ood", "p1_multitask_continual", "p1_
 
 
 def test_the_book_lists_every_notebook_in_toc_order():
-    assert book.book_notebooks() == STUBS
-    assert set(STUBS) <= set(book.list_notebooks())
+    assert notebooks.book_notebooks() == STUBS
+    assert set(STUBS) <= set(notebooks.list_notebooks())
 
 
 @pytest.mark.parametrize("name", STUBS)
@@ -46,12 +47,12 @@ def test_wrong_types_are_rejected(params, word):
 def test_good_parameters_are_accepted_and_coerced():
     out = validate_params("p1_localization", "smoke", {"seed": 21, "data_dir": None})
     assert out == {"seed": 21, "data_dir": None, "profile": "smoke"}
-    float_param = book.NotebookParam("lr", "float", "0.1")
-    assert book._coerce(float_param, 1) == 1.0 and isinstance(book._coerce(float_param, 1), float)
-    untyped = book.NotebookParam("x", None, "[1, 2]")
-    assert book._coerce(untyped, [3]) == [3]
+    float_param = notebooks.NotebookParam("lr", "float", "0.1")
+    assert notebooks._coerce(float_param, 1) == 1.0 and isinstance(notebooks._coerce(float_param, 1), float)
+    untyped = notebooks.NotebookParam("x", None, "[1, 2]")
+    assert notebooks._coerce(untyped, [3]) == [3]
     with pytest.raises(ParameterError):
-        book._coerce(untyped, "3")
+        notebooks._coerce(untyped, "3")
 
 
 def test_unknown_profile_is_rejected_listing_the_choices():
@@ -76,7 +77,7 @@ def test_cache_key_follows_params_profile_and_sources():
     assert base != cache_key("p1_localization", "cpu", {"seed": 13}, fp)
     assert base != cache_key("p1_localization", "smoke", {"seed": 13}, "other sources")
     assert base != cache_key("p2_appendix", "smoke", {"seed": 13}, fp)
-    assert len(book.source_fingerprint()) == 64
+    assert len(execute.source_fingerprint()) == 64
 
 
 def test_claims_markdown_escapes_and_reports_verdicts():
@@ -84,7 +85,7 @@ def test_claims_markdown_escapes_and_reports_verdicts():
         {"id": "p1-table2-a", "text": "a | b with $5 and *stars*", "paper": ">95%", "ours": 96.1, "holds": True,
          "note": "ok"},
         {"id": "p1-table2-b", "text": "t", "paper": None, "ours": None, "holds": None, "note": ""}]}}
-    md = book.claims_markdown("smoke", results, ["p1_localization", "p2_appendix"])
+    md = claims_page.claims_markdown("smoke", results, ["p1_localization", "p2_appendix"])
     assert "2 claims: 1 hold, 0 do not hold, 1 not tested" in md
     assert r"a \| b with \$5 and \*stars\*" in md and "✓ holds" in md and "○ not tested" in md
     assert "{doc}`executed/p1_localization`" in md
@@ -207,7 +208,7 @@ def test_tqdm_disable_switches_every_bar_off(monkeypatch):
 def test_batch_environment_splits_cores_and_restores(monkeypatch):
     import os
 
-    from repro.runner.book import _batch_environment
+    from repro.runner.execute import _batch_environment
 
     monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
     monkeypatch.setenv("TQDM_DISABLE", "0")
@@ -217,3 +218,92 @@ def test_batch_environment_splits_cores_and_restores(monkeypatch):
     assert "OMP_NUM_THREADS" not in os.environ and os.environ["TQDM_DISABLE"] == "0"
     with _batch_environment():  # sequential builds leave the thread count to torch
         assert "OMP_NUM_THREADS" not in os.environ
+
+
+def _fake_clone(root):
+    """A minimal clone: shared layers, both paper packages, both papers' reference tables, two notebooks."""
+    for rel in ("pyproject.toml", "src/repro/core/masks.py", "src/repro/workbench.py", "src/repro/p1/regions.py",
+                "src/repro/p2/arithmetic.py", "src/repro/runner/cli.py", "book/reference/grafting_table1.csv",
+                "book/reference/talos_table1.csv", "notebooks/p1_a.md", "notebooks/p2_b.md"):
+        f = root / rel
+        f.parent.mkdir(parents=True, exist_ok=True)
+        f.write_text(f"# {rel}\n")
+
+
+def test_notebook_fingerprint_is_scoped_to_its_own_paper(tmp_path, monkeypatch):
+    _fake_clone(tmp_path)
+    monkeypatch.setenv("REPRO_ROOT", str(tmp_path))
+    fp = execute.source_fingerprint
+    p1, p2 = fp("p1_a"), fp("p2_b")
+    key1 = cache_key("p1_a", "smoke", {})
+    (tmp_path / "src/repro/p2/arithmetic.py").write_text("# edited P2 driver\n")
+    (tmp_path / "book/reference/talos_table1.csv").write_text("edited\n")
+    assert fp("p1_a") == p1 and cache_key("p1_a", "smoke", {}) == key1  # P1 notebooks stay cached
+    assert fp("p2_b") != p2
+    p2 = fp("p2_b")
+    (tmp_path / "src/repro/p1/regions.py").write_text("# edited P1 driver\n")
+    assert fp("p1_a") != p1 and fp("p2_b") == p2
+    p1 = fp("p1_a")
+    (tmp_path / "src/repro/runner/cli.py").write_text("# the runner does not run inside a kernel\n")
+    assert fp("p1_a") == p1 and fp("p2_b") == p2
+    (tmp_path / "src/repro/core/masks.py").write_text("# shared layer edited\n")
+    assert fp("p1_a") != p1 and fp("p2_b") != p2
+    assert execute.paper_of("p1_localization") == "p1" and execute.paper_of("stub") is None
+
+
+def test_runner_imports_no_layer_it_only_runs():
+    import ast
+    from pathlib import Path
+
+    forbidden = {"core", "p1", "p2", "workbench", "models", "data"}
+    for path in sorted((Path(execute.__file__).parent).glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            mods = [node.module] if isinstance(node, ast.ImportFrom) and node.module else \
+                [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            for m in mods:
+                parts = m.split(".")
+                assert not (parts[0] == "repro" and len(parts) > 1 and parts[1] in forbidden), (path.name, m)
+
+
+@pytest.mark.parametrize("text,value", [("1e7", 1e7), ("1e-3", 1e-3), ("-2.5E+3", -2500.0), ("[1e-3, 1e-2]", [1e-3, 1e-2]),
+                                        ("13", 13), ("0.5", 0.5), ("SST-2", "SST-2"), ("[SST-2, QNLI]", ["SST-2", "QNLI"]),
+                                        ("null", None), ("true", True)])
+def test_cli_values_read_exponent_floats_as_papermill_does(text, value):
+    out = notebooks.parse_cli_value(text)
+    assert out == value and type(out) is type(value)
+
+
+def test_graft_lr_1e7_and_float_lists_are_accepted():
+    out = validate_params("p1_localization", "smoke", {"graft_lr": notebooks.parse_cli_value("1e7"),
+                                                       "sparsities": notebooks.parse_cli_value("[1e-3, 1e-2]")})
+    assert out["graft_lr"] == 1e7 and out["sparsities"] == [1e-3, 1e-2]
+    assert validate_params("p2_appendix", "smoke", {"sparsities": [0, 0.5]})["sparsities"] == [0.0, 0.5]
+
+
+@pytest.mark.parametrize("notebook,params,message", [
+    ("p1_localization", {"sparsities": [1e-3, "x"]}, "'sparsities': element 1 must be float, got 'x'"),
+    ("p1_localization", {"sparsities": [0, 0.5]}, "'sparsities': element 0 is 0.0, outside (0, 1]"),
+    ("p1_appendix", {"fish_densities": [1.5]}, "'fish_densities': element 0 is 1.5, outside (0, 1]"),
+    ("p2_appendix", {"sparsities": [1.0]}, "element 0 is 1.0, outside [0, 1) (TaLoS sparsity k"),
+    ("p2_appendix", {"graft_sparsity": 0.0}, "'graft_sparsity' is 0.0, outside (0, 1]"),
+    ("p1_localization", {"graft_lr": float("nan")}, "'graft_lr' is nan: it must be a finite number"),
+    ("p1_localization", {"graft_lr": -1.0}, "'graft_lr' is -1.0, outside (0, inf)"),
+    ("p1_localization", {"tasks": ["SST-2", 3]}, "'tasks': element 1 must be str"),
+    ("p1_multitask_continual", {"continual_sequence": ["QNLI", None]}, "'continual_sequence': element 1 must be str"),
+    ("p2_disentanglement", {"drift_steps": [10, 2.5]}, "'drift_steps': element 1 must be int"),
+    ("p1_localization", {"graft_steps": -5}, "'graft_steps' is -5, outside [0, inf)"),
+])
+def test_list_elements_and_ranges_are_checked(notebook, params, message):
+    with pytest.raises(ParameterError) as e:
+        validate_params(notebook, "smoke", params)
+    assert message in str(e.value)
+
+
+def test_annotated_element_types_are_checked():
+    p = notebooks.NotebookParam("xs", "Optional[list[float]]", "None")
+    assert notebooks._coerce(p, [1, 2.5]) == [1.0, 2.5] and notebooks._coerce(p, None) is None
+    with pytest.raises(ParameterError, match="element 0 must be float"):
+        notebooks._coerce(p, ["a"])
+    nested = notebooks.NotebookParam("pairs", "list[tuple[str, str]]", "[]")
+    with pytest.raises(ParameterError, match="element 1 must be str"):
+        notebooks._coerce(nested, [["a", 1]])

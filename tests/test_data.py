@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from repro.data import (HUB_SOURCES, LABEL_ORDERS, OOD_ONLY, TASKS, Example, balanced_sample, get_spec, kshot_split,
+from repro.data import (HUB_SOURCES, DataError, LABEL_ORDERS, OOD_ONLY, TASKS, Example, balanced_sample, get_spec, kshot_split,
                         load_hub, load_local, load_task)
 from repro.models.prompt_lm import render_segments
 from repro.profiles import get_profile
@@ -76,11 +76,13 @@ def _write(root: Path, task: str, labels, train=None, test=()):
 def test_load_local_roundtrip_and_validation(tmp_path: Path):
     _write(tmp_path, "SST-2", ["negative", "positive"], train=[{"text": "bad", "label": 0}, {"text": "good", "label": 1}],
            test=[{"text": "fine", "label": 1}])
-    _write(tmp_path, "QNLI", ["entailment", "not_entailment"],
-           train=[{"text_a": "Who?", "text_b": "Him.", "label": 0}], test=[{"text_a": "Why?", "text_b": "No.", "label": 1}])
+    _write(tmp_path / "pairs", "QNLI", ["entailment", "not_entailment"], train=[
+        {"text_a": "Who?", "text_b": "Him.", "label": 0}, {"text_a": "Who?", "text_b": "No.", "label": "not_entailment"}],
+        test=[{"text_a": "Why?", "text_b": "No.", "label": 1}])
+    assert load_local("QNLI", tmp_path / "pairs")[0][1].label == 1  # label names are accepted
     train, test = load_local("SST-2", tmp_path)
     assert train == [Example("bad", 0), Example("good", 1)] and test == [Example("fine", 1)]
-    train, test = load_local("QNLI", tmp_path)
+    train, test = load_local("QNLI", tmp_path / "pairs")
     assert train[0] == Example("Who?", 0, "Him.") and test[0].text_b == "No."
 
     _write(tmp_path, "MNLI", ["contradiction", "entailment", "neutral"], train=[], test=[])
@@ -89,7 +91,7 @@ def test_load_local_roundtrip_and_validation(tmp_path: Path):
     _write(tmp_path, "IMDb", ["negative", "positive"], train=None, test=[{"text": "ok", "label": 1}])
     assert load_local("IMDb", tmp_path) == ([], [Example("ok", 1)])
     _write(tmp_path, "CR", ["negative", "positive"], train=None, test=[{"text": "ok", "label": 1}])
-    with pytest.raises(FileNotFoundError, match="train.jsonl"):
+    with pytest.raises(DataError, match="train.jsonl is missing"):
         load_local("CR", tmp_path)
     _write(tmp_path, "MR", ["negative", "positive"], train=[{"text": "x", "label": 2}], test=[])
     with pytest.raises(ValueError, match="not an index"):
@@ -97,7 +99,7 @@ def test_load_local_roundtrip_and_validation(tmp_path: Path):
     _write(tmp_path, "RTE", ["entailment", "not_entailment"], train=[{"text_a": "x", "label": 0}], test=[])
     with pytest.raises(ValueError, match="text_b"):
         load_local("RTE", tmp_path)
-    with pytest.raises(FileNotFoundError, match="no directory"):
+    with pytest.raises(DataError, match="no folder"):
         load_local("TREC", tmp_path)
     assert set(OOD_ONLY) == {"IMDb", "Yelp"}
 

@@ -73,7 +73,7 @@ def _abs(path: str | None) -> str | None:
          arg("--output-dir", default=None, metavar="DIR", help="results root (default: results/ in the repository)"),
          DATA_ARG)
 def _book(args: argparse.Namespace) -> int:
-    from repro.runner.book import build_book
+    from repro.runner.build import build_book
 
     build_book(profile=args.profile, only=args.only, jobs=args.jobs, warnings_as_errors=args.warnings_as_errors,
                output_dir=_abs(args.output_dir) or "results", data_dir=_abs(args.data), force=args.force)
@@ -93,7 +93,8 @@ def _book(args: argparse.Namespace) -> int:
          arg("--cached", action="store_true", help="skip if unchanged since the last run with these parameters"),
          DATA_ARG)
 def _run(args: argparse.Namespace) -> int:
-    from repro.runner.book import notebook_parameters, parse_cli_value, run_notebook
+    from repro.runner.execute import run_notebook
+    from repro.runner.notebooks import notebook_parameters, parse_cli_value
 
     declared = notebook_parameters(args.notebook)
     params: dict[str, Any] = {}
@@ -113,7 +114,7 @@ def _run(args: argparse.Namespace) -> int:
 
 @command("list", "list the notebooks and their parameters")
 def _list(args: argparse.Namespace) -> int:
-    from repro.runner.book import describe_notebooks
+    from repro.runner.notebooks import describe_notebooks
 
     print(describe_notebooks())
     return 0
@@ -181,7 +182,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from repro.runner.book import BuildError, NotebookError, ParameterError
+    from repro.runner.build import BuildError
+    from repro.runner.execute import NotebookError
+    from repro.runner.notebooks import ParameterError
 
     parser = build_parser()
     args = parser.parse_args(argv)

@@ -1,0 +1,348 @@
+"""Where examples come from: local folders (:func:`load_local`), the HF hub (:func:`load_hub`, paper profile), the
+generated tasks (:mod:`repro.data.generated`, cpu/smoke profiles), and :func:`load_task`, the one entry point the
+notebooks and :class:`repro.workbench.Workbench` use.
+
+**Sources.**  A profile's ``data_source`` names an entry of :data:`SOURCES`: a function ``(task, k, n_test,
+profile) -> (train pool, test, description)``.  A new source of text registers itself with
+``@register_source("name")`` in its own module, imported by :mod:`repro.data`.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable
+
+import numpy as np
+
+from repro.data import generated
+from repro.data.tasks import (OOD_ONLY, TASKS, DataError, Example, MissingSplit, TaskData, TaskSpec, balanced_sample,
+                              get_spec, kshot_split)
+
+if TYPE_CHECKING:  # pragma: no cover
+    from repro.profiles import Profile
+
+
+# ==============================================================================================================
+# local files: read and validated in one place (the ``--data DIR`` boundary)
+# ==============================================================================================================
+FOLDER_LAYOUT = "<DIR>/<TASK>/LABELS.json, train.jsonl, test.jsonl"
+_ROW_HELP = ('one JSON object per line, e.g. {"text": "...", "label": 0} (single sentence) or '
+             '{"text_a": "...", "text_b": "...", "label": "entailment"} (pair); label = index or label name')
+
+
+def _read_jsonl(path: Path, spec: TaskSpec) -> list[Example]:
+    """Every example of one ``.jsonl`` file; the first bad line raises :class:`DataError` naming file, line, fix."""
+    out: list[Example] = []
+    for lineno, raw in enumerate(path.read_bytes().splitlines(), 1):
+        where = f"{path}:{lineno}"
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise DataError(f"{where}: not UTF-8 (byte 0x{raw[e.start]:02x} at column {e.start + 1}); "
+                            f"re-save the file as UTF-8") from None
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise DataError(f"{where}: not valid JSON ({e.msg} at column {e.colno}); write "
+                            f"{_ROW_HELP}") from None
+        if not isinstance(row, dict):
+            raise DataError(f"{where}: a line must be a JSON object, got {type(row).__name__}; {_ROW_HELP}")
+        text_a = row.get("text_a", row.get("text"))
+        if not isinstance(text_a, str) or not text_a.strip():
+            raise DataError(f"{where}: need a nonempty string field 'text' (single-sentence) or 'text_a' (pair), "
+                            f"got keys {sorted(row)}")
+        text_b = row.get("text_b")
+        if spec.pair and (not isinstance(text_b, str) or not text_b.strip()):
+            raise DataError(f"{where}: {spec.name} is a sentence-pair task; need a nonempty string field 'text_b'")
+        if "label" not in row:
+            raise DataError(f"{where}: no 'label' field; give the label index 0..{spec.num_labels - 1} or its name "
+                            f"({', '.join(spec.labels)})")
+        label = row["label"]
+        if isinstance(label, str):
+            if label not in spec.labels:
+                raise DataError(f"{where}: unknown label name {label!r} for {spec.name}; valid names: "
+                                f"{', '.join(spec.labels)} (or their indices 0..{spec.num_labels - 1})")
+            label = spec.labels.index(label)
+        if isinstance(label, bool) or not isinstance(label, int) or not 0 <= label < spec.num_labels:
+            raise DataError(f"{where}: label {label!r} is not an index in 0..{spec.num_labels - 1} "
+                            f"(labels of {spec.name}: {list(spec.labels)})")
+        out.append(Example(text_a, label, text_b if spec.pair else None))
+    return out
+
+
+def _read_labels(path: Path, spec: TaskSpec) -> None:
+    fix = f"it must be the JSON list {json.dumps(list(spec.labels))}"
+    if not path.exists():
+        raise DataError(f"{path} is missing; {fix}")
+    try:
+        found = json.loads(path.read_bytes().decode("utf-8"))
+    except UnicodeDecodeError:
+        raise DataError(f"{path}: not UTF-8; {fix}") from None
+    except json.JSONDecodeError as e:
+        raise DataError(f"{path}:{e.lineno}: not valid JSON ({e.msg}); {fix}") from None
+    if not isinstance(found, list) or not all(isinstance(x, str) for x in found):
+        raise DataError(f"{path}: not a list of label names; {fix}")
+    unknown = [x for x in found if x not in spec.labels]
+    if unknown:
+        raise DataError(f"{path}: unknown label name(s) {unknown} for {spec.name}; {fix}")
+    if tuple(found) != spec.labels:
+        raise DataError(f"{path} lists labels {found} but repro's order for {spec.name} is {list(spec.labels)}; "
+                        f"relabel the files to repro's order")
+
+
+def load_local(task: str, data_dir: str | Path) -> tuple[list[Example], list[Example]]:
+    """``(train, test)`` from ``<data_dir>/<task>/{train,test}.jsonl``, checked against ``LABELS.json``.
+
+    Rows are ``{"text": ..., "label": i}`` or ``{"text_a": ..., "text_b": ..., "label": i}`` (``label`` may be the
+    label's name); ``LABELS.json`` is the list of label names in index order and must equal the registry's order.
+    OOD-only tasks (IMDb, Yelp) may have no ``train.jsonl`` (train is then empty: they cannot be trained on).
+    Every problem raises :class:`DataError` with one line naming the file, the line and the fix: not UTF-8, not
+    JSON, missing fields, unknown labels, an empty test split, a train split with a single label.
+    """
+    spec = get_spec(task)
+    root = Path(data_dir) / task
+    if not root.is_dir():
+        raise DataError(f"no folder {root}; the data folder must hold {FOLDER_LAYOUT} for every task used")
+    _read_labels(root / "LABELS.json", spec)
+    test_path, train_path = root / "test.jsonl", root / "train.jsonl"
+    if not test_path.exists():
+        raise DataError(f"{test_path} is missing; add the task's test split ({_ROW_HELP})")
+    if not train_path.exists() and task not in OOD_ONLY:
+        raise DataError(f"{train_path} is missing; add the task's train split (only the OOD-only tasks "
+                        f"{', '.join(OOD_ONLY)} may lack one)")
+    train = _read_jsonl(train_path, spec) if train_path.exists() else []
+    test = _read_jsonl(test_path, spec)
+    if train_path.exists():
+        if not train:
+            raise DataError(f"{train_path}: no examples; add the task's training examples ({_ROW_HELP})")
+        labels = sorted({e.label for e in train})
+        if len(labels) < 2:
+            raise DataError(f"{train_path}: every example has label {spec.labels[labels[0]]!r}; a classifier "
+                            f"needs training examples of at least two labels of {list(spec.labels)}")
+    if not test:
+        raise DataError(f"{test_path}: no examples; the test split must hold at least one example ({_ROW_HELP})")
+    return train, test
+
+
+def check_data_dir(data_dir: str | Path) -> dict[str, tuple[int, int]]:
+    """Validate a whole data folder before anything runs (every ``<TASK>/`` in it, with :func:`load_local`);
+    returns ``{task: (n_train, n_test)}``.  Files and ``.``/``_``-prefixed folders beside the tasks are ignored."""
+    root = Path(data_dir)
+    if not root.is_dir():
+        raise DataError(f"data folder {root} does not exist; pass --data with a folder holding {FOLDER_LAYOUT}")
+    folders = sorted(d.name for d in root.iterdir() if d.is_dir() and not d.name.startswith((".", "_")))
+    unknown = [d for d in folders if d not in TASKS]
+    if unknown:
+        raise DataError(f"{root / unknown[0]}: {unknown[0]!r} is not a task name; rename the folder to one of "
+                        f"{', '.join(TASKS)}")
+    if not folders:
+        raise DataError(f"data folder {root} holds no task folder; expected {FOLDER_LAYOUT}")
+    out = {}
+    for task in folders:
+        train, test = load_local(task, root)
+        out[task] = (len(train), len(test))
+    return out
+
+
+# ==============================================================================================================
+# the HF hub (paper profile)
+# ==============================================================================================================
+@dataclass(frozen=True)
+class HubSource:
+    """Where one task lives on the HF hub and how its labels map onto ours.
+
+    ``hub_labels[i]`` is *our* label name of the hub's integer label i; rows whose label is not in
+    ``hub_labels`` (SNLI's -1 "no gold label") are dropped.  With ``label_text_field`` the row's label name is
+    read from that column instead (matched case-insensitively to our names, then to ``hub_labels``' index).
+    ``splits`` maps our logical split ("train", "test") to the hub split name.
+    """
+
+    path: str
+    config: str | None
+    text_fields: tuple[str, ...]
+    label_field: str
+    splits: dict[str, str]
+    hub_labels: tuple[str, ...]
+    label_text_field: str | None = None
+    note: str = ""
+
+
+_TT = {"train": "train", "test": "test"}
+_TV = {"train": "train", "test": "validation"}
+
+#: hub copies used by the paper profile (test = GLUE dev, as LM-BFF; ids and label orders as published on their
+#: dataset cards; the community copies of MR/CR/MPQA/Subj were not verifiable offline: check before a paper run)
+HUB_SOURCES: dict[str, HubSource] = {
+    "SST-2": HubSource("nyu-mll/glue", "sst2", ("sentence",), "label", _TV, ("negative", "positive")),
+    "QNLI": HubSource("nyu-mll/glue", "qnli", ("question", "sentence"), "label", _TV,
+                      ("entailment", "not_entailment")),
+    "RTE": HubSource("nyu-mll/glue", "rte", ("sentence1", "sentence2"), "label", _TV,
+                     ("entailment", "not_entailment")),
+    "MNLI": HubSource("nyu-mll/glue", "mnli", ("premise", "hypothesis"), "label",
+                      {"train": "train", "test": "validation_matched"}, ("entailment", "neutral", "contradiction")),
+    "MRPC": HubSource("nyu-mll/glue", "mrpc", ("sentence1", "sentence2"), "label", _TV,
+                      ("not_equivalent", "equivalent")),
+    "QQP": HubSource("nyu-mll/glue", "qqp", ("question1", "question2"), "label", _TV,
+                     ("not_duplicate", "duplicate")),
+    "SNLI": HubSource("stanfordnlp/snli", None, ("premise", "hypothesis"), "label", _TT,
+                      ("entailment", "neutral", "contradiction"), note="label -1 (no gold label) dropped"),
+    "AGNews": HubSource("fancyzhx/ag_news", None, ("text",), "label", _TT, ("World", "Sports", "Business", "Sci/Tech"),
+                        note="title + description in one field"),
+    "IMDb": HubSource("stanfordnlp/imdb", None, ("text",), "label", _TT, ("negative", "positive")),
+    "Yelp": HubSource("fancyzhx/yelp_polarity", None, ("text",), "label", _TT, ("negative", "positive"),
+                      note="hub label 0 = original class 1 (negative)"),
+    "MR": HubSource("jxm/mr", None, ("sentence",), "label", _TT, ("negative", "positive"),
+                    note="LM-BFF's MR split (2,000 test); label ints as LM-BFF (unverified offline)"),
+    "MPQA": HubSource("jxm/mpqa", None, ("sentence",), "label", _TT, ("negative", "positive"),
+                      note="LM-BFF's MPQA split (2,000 test); label ints as LM-BFF (unverified offline)"),
+    "CR": HubSource("SetFit/SentEval-CR", None, ("text",), "label", _TT, ("negative", "positive"),
+                    label_text_field="label_text"),
+    "Subj": HubSource("SetFit/subj", None, ("text",), "label", _TT, ("subjective", "objective"),
+                      label_text_field="label_text", note="labels mapped by the label_text column"),
+    "TREC": HubSource("CogComp/trec", None, ("text",), "coarse_label", _TT, ("ABBR", "ENTY", "DESC", "HUM", "LOC", "NUM"),
+                      note="HF coarse order ABBR, ENTY, DESC, HUM, LOC, NUM, remapped to LM-BFF's"),
+}
+
+
+def _hub_label_index(spec: TaskSpec, src: HubSource, row: dict[str, Any]) -> int | None:
+    if src.label_text_field and src.label_text_field in row and row[src.label_text_field] is not None:
+        text = str(row[src.label_text_field]).strip().lower()
+        names = {lab.lower(): i for i, lab in enumerate(spec.labels)}
+        if text in names:
+            return names[text]
+        raise ValueError(f"{src.path}: label text {text!r} of {spec.name} matches none of {list(spec.labels)}")
+    raw = row[src.label_field]
+    if not isinstance(raw, (int, np.integer)) or not 0 <= int(raw) < len(src.hub_labels):
+        return None  # e.g. SNLI -1 (no gold label)
+    return spec.labels.index(src.hub_labels[int(raw)])
+
+
+def load_hub(task: str, split: str) -> list[Example]:
+    """Examples of ``task``'s ``split`` ("train" or "test") from its :data:`HUB_SOURCES` copy, in our label order.
+
+    Needs ``pip install datasets`` and hub access (or a populated HF cache); "test" is the GLUE dev set for GLUE
+    tasks (MNLI: validation_matched), as in LM-BFF.
+    """
+    spec = get_spec(task)
+    if task not in HUB_SOURCES:
+        raise KeyError(f"no hub source for {task!r}; tasks with one: {', '.join(HUB_SOURCES)}")
+    src = HUB_SOURCES[task]
+    if split not in src.splits:
+        raise ValueError(f"unknown split {split!r} for {task}; choose one of {sorted(src.splits)}")
+    try:
+        import datasets
+    except ImportError as err:  # pragma: no cover - install problem
+        raise ImportError("hub data needs `pip install datasets` (the `hub` extra of repro)") from err
+    args = (src.path, src.config) if src.config else (src.path,)
+    ds = datasets.load_dataset(*args, split=src.splits[split])
+    # older TREC copies call the coarse column "label-coarse"
+    label_field = src.label_field
+    if label_field not in ds.column_names and task == "TREC" and "label-coarse" in ds.column_names:
+        label_field = "label-coarse"
+    missing = [f for f in (*src.text_fields, label_field) if f not in ds.column_names]
+    if missing:
+        raise ValueError(f"{src.path}: columns {missing} not found; the dataset has {ds.column_names}")
+    if label_field != src.label_field:
+        src = HubSource(src.path, src.config, src.text_fields, label_field, src.splits, src.hub_labels,
+                        src.label_text_field, src.note)
+    out: list[Example] = []
+    for row in ds:
+        lab = _hub_label_index(spec, src, row)
+        if lab is None:
+            continue
+        a = str(row[src.text_fields[0]]).strip()
+        b = str(row[src.text_fields[1]]).strip() if spec.pair else None
+        out.append(Example(a, lab, b))
+    return out
+
+
+# ==============================================================================================================
+# the registry of sources, and the entry point
+# ==============================================================================================================
+#: ``fn(task, k, n_test, profile) -> (train pool, test, description of the source)``
+Source = Callable[[str, int, int, "Profile"], "tuple[list[Example], list[Example], str]"]
+#: a profile's ``data_source`` → where its examples come from ("local" is the ``data_dir`` folder)
+SOURCES: dict[str, Source] = {}
+
+
+def register_source(name: str) -> Callable[[Source], Source]:
+    """Register ``fn`` as the data source ``name`` (what a profile's ``data_source`` names)."""
+    def register(fn: Source) -> Source:
+        if name in SOURCES or name == "local":
+            raise KeyError(f"data source {name!r} is registered twice")
+        SOURCES[name] = fn
+        return fn
+    return register
+
+
+@register_source("generated")
+def _generated_source(name: str, k: int, n_test: int, profile: "Profile") -> tuple[list[Example], list[Example], str]:
+    """The generated tasks (cpu/smoke): a pool of :func:`generated.pool_size` examples, data seed
+    ``profile.generated_seed`` (default 0)."""
+    gen_seed = int(profile.generated_seed)
+    pool, test = generated.train_test(name, n_train=generated.pool_size(name, k),
+                                      n_test=n_test if n_test > 0 else generated.DEFAULT_TEST_SIZE, seed=gen_seed)
+    return pool, test, f"generated:seed={gen_seed}"
+
+
+@register_source("hub")
+def _hub_source(name: str, k: int, n_test: int, profile: "Profile") -> tuple[list[Example], list[Example], str]:
+    """The HF hub copies of :data:`HUB_SOURCES` (paper profile)."""
+    pool = load_hub(name, "train") if name in HUB_SOURCES else []
+    test = load_hub(name, "test")
+    src = HUB_SOURCES[name]
+    return pool, test, f"hub:{src.path}" + (f"/{src.config}" if src.config else "")
+
+
+def load_task(name: str, profile: "Profile", seed: int = 13, k: int | None = None,
+              data_dir: str | Path | None = None, n_test: int | None = None, allow_short: bool = True,
+              test_seed: int = 0) -> TaskData:
+    """One task's k-shot train/dev and (capped) test splits for a profile.
+
+    Source: ``data_dir`` given → :func:`load_local`; else ``profile.data_source``, an entry of :data:`SOURCES`
+    ("generated" → :mod:`repro.data.generated`, "hub" → :func:`load_hub`).  train/dev = :func:`kshot_split` of
+    the source's train split with ``k`` per label (default ``profile.k_shot``) and the data ``seed``; test = a
+    label-balanced :func:`balanced_sample` of ``n_test`` examples (default ``profile.n_test``; 0 = all) drawn with
+    ``test_seed``, so every k-shot seed sees the same test set (as in LM-BFF).  Labels with fewer than 2k
+    examples are allowed by default and listed in ``meta["short_labels"]`` (with a warning).  Generated tasks use
+    the data seed ``profile.generated_seed`` (default 0) and a train pool of
+    :func:`repro.data.generated.pool_size` examples, so the k-shot ``seed`` only changes which examples are drawn.
+    """
+    spec = get_spec(name)
+    k = int(profile.k_shot if k is None else k)
+    n_test = int(profile.n_test if n_test is None else n_test)
+    meta: dict[str, Any] = {"task": name, "k": k, "seed": seed}
+    if data_dir is not None:
+        pool, test = load_local(name, data_dir)
+        meta["source"] = f"local:{Path(data_dir).resolve()}"
+    elif profile.data_source == "local":
+        raise ValueError(f"profile {profile.name!r} has data_source 'local': pass data_dir=<dir with {name}/>")
+    elif profile.data_source in SOURCES:
+        pool, test, meta["source"] = SOURCES[profile.data_source](name, k, n_test, profile)
+    else:
+        raise ValueError(f"unknown data_source {profile.data_source!r}; choose one of "
+                         f"{', '.join([*SOURCES, 'local'])}")
+    meta["pool_size"] = len(pool)
+    if pool:
+        report: dict[str, Any] = {}
+        train, dev = kshot_split(pool, k, seed, allow_short=allow_short, report=report)
+        meta["short_labels"] = {spec.labels[lab]: n for lab, n in report["short_labels"].items()}
+        if meta["short_labels"]:
+            warnings.warn(f"{name}: labels {meta['short_labels']} have fewer than 2k = {2 * k} training examples; "
+                          "their train/dev splits are short", stacklevel=2)
+    else:
+        where = meta["source"]
+        train, dev = MissingSplit(name, "train", where), MissingSplit(name, "dev", where)
+        meta["short_labels"] = {}
+        meta["note"] = "test-only task (no train split)"
+    meta["test_available"] = len(test)
+    test = balanced_sample(test, n_test, seed=test_seed)
+    n_train, n_dev = (len(train), len(dev)) if pool else (0, 0)
+    meta.update({"n_train": n_train, "n_dev": n_dev, "n_test": len(test),
+                 "test_label_counts": [sum(e.label == i for e in test) for i in range(spec.num_labels)]})
+    return TaskData(spec, train, dev, test, meta)

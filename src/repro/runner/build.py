@@ -1,0 +1,211 @@
+"""Building the book: stage the executed notebooks into ``book/executed``, write the claims page and the build
+info, run jupyter-book.
+
+Layout (everything under ``results/`` and ``book/executed/`` is generated and git-ignored)::
+
+    notebooks/<name>.md                    jupytext MyST sources (what you edit; open them in JupyterLab)
+    results/<profile>/<name>.ipynb         the executed copy (kept on failure, for inspection)
+    results/<profile>/<name>.json          the results JSON the notebook wrote (repro.report.results)
+    results/<profile>/<name>.cache.json    the runner's record of a complete run: cache key, parameters, sha256 of
+                                           the executed copy and the results JSON, run time, per-cell durations
+    book/executed/<name>.ipynb             the copy the book renders (staged from the profile being built)
+    book/executed/claims_body.md           the generated claims table (included by book/claims.md)
+    book/executed/build_info.md            profile / date / what ran (included by book/intro.md)
+    book/_build/html/                      the HTML book
+
+``book/_toc.yml`` is the single list of book notebooks (its ``executed/<name>`` entries); ``_config.yml`` at the
+repository root has ``execute_notebooks: "off"``, so Jupyter Book only renders what papermill executed.  The
+Sphinx step alone is ``jupyter-book build book --config _config.yml --path-output book`` (after ``repro book``
+has staged ``book/executed/``).
+
+A notebook is re-executed when the hash of (its source, its parameters, the profile, the code and tables it can
+read: :func:`repro.runner.execute.source_fingerprint`) changed, or when :func:`repro.runner.execute.check_run`
+finds that its executed copy and results JSON are not the ones the runner recorded after a complete run (a run
+from JupyterLab or plain papermill, another seed, a killed run, a truncated file).  Only such recorded runs are
+staged into ``book/executed``; anything else gets a placeholder page and a one-line notice.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+from repro.paths import book_dir, repo_root, results_path
+from repro.profiles import PROFILES
+from repro.report.results import ResultsError, load_results, validate
+from repro.runner.claims_page import claims_markdown
+from repro.runner.execute import (RunResult, check_run, kernel_params, paper_of, param_path, run_many,
+                                  source_fingerprint, utc_now)
+from repro.runner.notebooks import KERNEL, ParameterError, book_notebooks, notebook_parameters, notebook_title
+
+
+class BuildError(RuntimeError):
+    """The book build stopped (a notebook failed, a results file is invalid, or Sphinx failed)."""
+
+
+@dataclass
+class BuildReport:
+    profile: str
+    runs: list[RunResult]
+    missing: list[str]
+    html: str
+    seconds: float
+    sphinx_seconds: float
+
+    def summary(self) -> str:
+        width = max([len(r.notebook) for r in self.runs] + [len(m) for m in self.missing] + [8])
+        lines = [f"{'notebook':<{width}}  status   seconds"]
+        for r in self.runs:
+            note = "" if r.status == "ran" else " (time of the cached run)"
+            lines.append(f"{r.notebook:<{width}}  {r.status:<7}  {r.seconds:7.1f}{note}")
+        for m in self.missing:
+            lines.append(f"{m:<{width}}  missing        -  (not executed for this profile: placeholder page)")
+        ran = sum(r.status == "ran" for r in self.runs)
+        cached = sum(r.status == "cached" for r in self.runs)
+        lines += ["", f"{ran} ran, {cached} cached, {len(self.missing)} missing; jupyter-book "
+                      f"{self.sphinx_seconds:.1f} s; total {self.seconds:.1f} s",
+                  f"HTML: {self.html}"]
+        return "\n".join(lines)
+
+
+def _copy_if_changed(src: Path, dst: Path) -> None:
+    if dst.exists() and dst.read_bytes() == src.read_bytes():
+        return
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(src, dst)
+
+
+def _write_if_changed(dst: Path, text: str) -> None:
+    if dst.exists() and dst.read_text() == text:
+        return
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    dst.write_text(text)
+
+
+def _placeholder(name: str, profile: str) -> str:
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"display_name": "Python 3", "language": "python", "name": KERNEL}
+    nb.cells.append(nbformat.v4.new_markdown_cell(
+        f"# {notebook_title(name)}\n\n```{{note}}\nThis notebook was not executed for the `{profile}` profile in this "
+        f"build. Run `repro book --profile {profile} --only {name}` to execute it.\n```\n"))
+    return nbformat.writes(nb)
+
+
+def run_jupyter_book(warnings_as_errors: bool = False, log: Callable[[str], None] = print) -> float:
+    """``jupyter-book build book --config _config.yml --path-output book`` (the toc is ``book/_toc.yml``) into
+    ``book/_build/html``; ``-W --keep-going --all`` with ``warnings_as_errors``."""
+    root = repo_root()
+    cmd = [sys.executable, "-c", "from jupyter_book.cli.main import main; main()", "build", str(book_dir()),
+           "--config", str(root / "_config.yml"), "--toc", str(book_dir() / "_toc.yml"),
+           "--path-output", str(book_dir()), "-q"]
+    if warnings_as_errors:
+        cmd += ["-W", "--keep-going", "--all"]  # a fresh full build, so every page's warnings are seen
+    log("$ jupyter-book build book --config _config.yml --path-output book -q"
+        + (" -W --keep-going --all" if warnings_as_errors else ""))
+    start = time.time()
+    proc = subprocess.run(cmd, cwd=root, text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    out = proc.stdout.strip()
+    if out:
+        log(out)
+    if proc.returncode != 0:
+        raise BuildError(f"jupyter-book build failed (exit {proc.returncode})"
+                         + (" — warnings are errors with --warnings-as-errors" if warnings_as_errors else ""))
+    return time.time() - start
+
+
+def build_book(profile: str = "cpu", only: Iterable[str] | None = None, jobs: int = 1,
+               warnings_as_errors: bool = False, output_dir: str | Path = "results", data_dir: str | None = None,
+               force: bool = False, log: Callable[[str], None] = print) -> BuildReport:
+    """Execute the book's notebooks for ``profile`` (cached), regenerate the claims page, build the HTML.
+
+    ``only`` restricts execution to some notebooks (the others use their executed copy from an earlier build, or a
+    placeholder page).  ``jobs`` > 1 runs notebooks in parallel processes.  ``data_dir`` is passed to notebooks
+    that declare a ``data_dir`` parameter.  ``force`` ignores the cache.  A failing notebook stops the build with a
+    :class:`BuildError` naming it, the failing cell and the error (its executed copy is kept).
+    """
+    t0 = time.time()
+    if profile not in PROFILES:
+        raise ParameterError(f"unknown profile {profile!r}; choose one of {sorted(PROFILES)}")
+    names = book_notebooks()
+    selected = list(dict.fromkeys(Path(n).stem for n in only)) if only else list(names)
+    unknown = [n for n in selected if n not in names]
+    if unknown:
+        raise ParameterError(f"unknown notebook(s) {unknown}; the book's notebooks are {names}")
+    if jobs < 1:
+        raise ParameterError("--jobs must be >= 1")
+    out_rel = param_path(str(output_dir), keep_relative=True)
+    fingerprints = {p: source_fingerprint(p) for p in {paper_of(n) or n for n in selected}}
+    threads = max(1, (os.cpu_count() or 1) // jobs) if jobs > 1 else None  # parallel kernels split the cores
+
+    job_args = []
+    book_params: dict[str, dict[str, Any]] = {}  # what the book runs each notebook with (fail fast if invalid)
+    for name in names:
+        declared = notebook_parameters(name)
+        params: dict[str, Any] = {}
+        if data_dir and "data_dir" in declared:
+            params["data_dir"] = data_dir
+        book_params[name] = kernel_params(name, profile, params, out_rel, declared)
+        if name not in selected:
+            continue
+        job_args.append(dict(name=name, profile=profile, params=params, output_dir=out_rel, use_cache=not force,
+                             fingerprint=fingerprints[paper_of(name) or name], threads=threads))
+
+    log(f"repro book: profile={profile}, {len(selected)} of {len(names)} notebooks to execute (cached when "
+        f"unchanged), jobs={jobs}")
+    runs, failure = run_many(job_args, jobs, log)
+    if failure is not None:
+        raise BuildError(f"build stopped: {failure}")
+
+    # every book notebook: executed now, or from an earlier build of this profile, or a placeholder
+    results: dict[str, dict[str, Any]] = {}
+    missing: list[str] = []
+    staged = book_dir() / "executed"
+    for name in names:
+        res_path = results_path(out_rel, profile, name)
+        executed = res_path.with_suffix(".ipynb")
+        if name not in runs:
+            info, why = check_run(executed, res_path)
+            if why is None and (info.get("profile", profile) != profile
+                                or {k: v for k, v in info.get("params", {}).items() if k != "output_dir"}
+                                != {k: v for k, v in book_params[name].items() if k != "output_dir"}):
+                why = (f"its last run used other parameters ({info.get('params')}) than the book "
+                       f"({book_params[name]})")
+            if why is not None:
+                if why != "never executed":
+                    log(f"{name}: not staged: {why}; run `repro book --profile {profile} --only {name}`")
+                missing.append(name)
+                _write_if_changed(staged / f"{name}.ipynb", _placeholder(name, profile))
+                continue
+            runs[name] = RunResult(name, profile, "cached", float(info.get("seconds", 0.0)), str(executed),
+                                   str(res_path))
+        try:
+            results[name] = load_results(res_path)
+            validate(results[name], require_nonempty=True)
+        except ResultsError as e:
+            raise BuildError(f"build stopped: results of notebook {name!r} are invalid: {e}") from None
+        _copy_if_changed(executed, staged / f"{name}.ipynb")
+
+    claims = claims_markdown(profile, results, names)
+    _write_if_changed(staged / "claims_body.md", claims + "\n")
+    n_claims = sum(len(r["claims"]) for r in results.values())
+    info = [f"This build: profile **{profile}** ({PROFILES[profile].description}); built {utc_now()[:10]}; "
+            f"{len(runs)} of {len(names)} notebooks executed"
+            + (f", {len(missing)} not executed for this profile ({', '.join(missing)})" if missing else "") + "."]
+    _write_if_changed(staged / "build_info.md", "\n".join(info) + "\n")
+    log(f"claims page: {n_claims} claims from {len(results)} results files")
+
+    ordered = [runs[nm] for nm in names if nm in runs]
+    sphinx_s = run_jupyter_book(warnings_as_errors=warnings_as_errors, log=log)
+    html = book_dir() / "_build" / "html" / "index.html"
+    report_ = BuildReport(profile, ordered, missing, str(html), time.time() - t0, sphinx_s)
+    log("")
+    log(report_.summary())
+    return report_
+

@@ -1,0 +1,435 @@
+"""Executing notebooks: the cache key (scoped per paper), papermill in a fresh kernel, the worker pool,
+and :class:`NotebookError`."""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import contextlib
+import functools
+import datetime as _dt
+import hashlib
+import json
+import multiprocessing
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterator, Mapping, Sequence
+
+from repro.paths import project_root, repo_root, resolve_path, results_path
+from repro.report.results import ResultsError, load_results
+from repro.runner.notebooks import (KERNEL, ParameterError, notebook_parameters, notebook_path, read_notebook,
+                                    validate_params)
+from repro.runner.watch import CellProgress, watched_engine
+
+
+class NotebookError(RuntimeError):
+    """A notebook failed while executing (or did not write a valid results JSON)."""
+
+    def __init__(self, notebook: str, message: str, cell_index: int | None = None, cell_source: str | None = None,
+                 ename: str | None = None, evalue: str | None = None, executed: str | None = None) -> None:
+        self.notebook, self.message, self.cell_index, self.cell_source = notebook, message, cell_index, cell_source
+        self.ename, self.evalue, self.executed = ename, evalue, executed
+        super().__init__(str(self))
+
+    def __reduce__(self):  # picklable across worker processes
+        return (NotebookError, (self.notebook, self.message, self.cell_index, self.cell_source, self.ename,
+                                self.evalue, self.executed))
+
+    def __str__(self) -> str:
+        lines = [f"notebook {self.notebook!r} failed: {self.message}"]
+        if self.cell_index is not None:
+            src = (self.cell_source or "").strip().splitlines()
+            first = src[0] if src else ""
+            lines.append(f"  failing cell: #{self.cell_index} (code cell starting `{first[:100]}`)")
+        if self.ename:
+            lines.append(f"  error: {self.ename}: {self.evalue}")
+        if self.executed:
+            lines.append(f"  executed copy kept for inspection: {self.executed}")
+        return "\n".join(lines)
+
+
+
+
+# --------------------------------------------------------------------------------------------------------
+# cache
+# --------------------------------------------------------------------------------------------------------
+#: What every notebook can read: the layers both papers share (``src/repro/<part>``).
+SHARED = ("core", "data", "models", "report", "workbench.py", "artifacts.py", "profiles.py", "paths.py",
+          "progress.py", "__init__.py")
+#: A paper's package and the prefix of its printed tables in ``book/reference``.
+PAPERS = {"p1": "grafting", "p2": "talos"}
+
+
+def paper_of(notebook: str | Path) -> str | None:
+    """``p1`` / ``p2`` from a notebook's name prefix (``p2_sensitivity`` → ``p2``), else None."""
+    prefix = Path(str(notebook)).stem.split("_", 1)[0]
+    return prefix if prefix in PAPERS else None
+
+
+def _python_files(path: Path) -> list[Path]:
+    if path.is_file():
+        return [path]
+    return sorted(path.rglob("*.py")) if path.is_dir() else []
+
+
+def source_fingerprint(notebook: str | Path | None = None) -> str:
+    """Hash of the code and tables one notebook can read: the :data:`SHARED` layers, its own paper's package
+    (``p1/`` or ``p2/``, by name prefix) and that paper's ``book/reference`` CSVs.
+
+    Exact because p1 and p2 never import each other and the runner imports neither: editing ``p2/`` does not
+    re-execute the P1 notebooks.  A notebook without a paper prefix (or ``notebook=None``) covers both papers.
+    """
+    root = repo_root()
+    src, ref = root / "src" / "repro", root / "book" / "reference"
+    paper = paper_of(notebook) if notebook is not None else None
+    papers = [paper] if paper else sorted(PAPERS)
+    files = [f for part in (*SHARED, *papers) for f in _python_files(src / part)]
+    for p in papers:
+        files += sorted(ref.glob(f"{PAPERS[p]}_*.csv"))
+    if not paper:
+        files += sorted(f for f in ref.glob("*.csv") if not f.name.startswith(tuple(f"{v}_" for v in PAPERS.values())))
+    h = hashlib.sha256()
+    for f in files:
+        h.update(f.relative_to(root).as_posix().encode() + b"\0" + f.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def cache_key(name: str, profile: str, params: Mapping[str, Any], fingerprint: str | None = None) -> str:
+    """Hash of (notebook source, parameters, profile, source fingerprint)."""
+    blob = json.dumps({"notebook": notebook_path(name).read_text(), "params": dict(params), "profile": profile,
+                       "src": fingerprint or source_fingerprint(name)}, sort_keys=True, default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()[:20]
+
+
+# --------------------------------------------------------------------------------------------------------
+# running one notebook
+# --------------------------------------------------------------------------------------------------------
+@dataclass
+class RunResult:
+    notebook: str
+    profile: str
+    status: str  # "ran" | "cached"
+    seconds: float
+    executed: str
+    results: str
+    params: dict[str, Any] = field(default_factory=dict)
+
+
+def param_path(value: str, keep_relative: bool) -> str:
+    """A path parameter as the kernel should see it.  Relative paths mean relative to the repository root (as in
+    :func:`repro.paths.resolve_path`; the CLI makes the user's paths absolute first).  Written back relative to
+    the root when inside it and ``keep_relative`` (short, machine-independent paths in the executed notebook),
+    else absolute (a notebook's own code may resolve it against its cwd, ``notebooks/``)."""
+    p = Path(os.path.normpath(resolve_path(value)))
+    root = project_root()
+    if keep_relative and root is not None:
+        try:
+            return p.relative_to(root).as_posix() or "."
+        except ValueError:
+            pass
+    return str(p)
+
+
+def kernel_params(name: str | Path, profile: str, params: Mapping[str, Any] | None = None,
+                  output_dir: str | Path = "results", declared: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The parameters a kernel gets (and the sidecar records): validated, ``profile`` and ``output_dir`` filled in,
+    path parameters made independent of the caller's cwd (:func:`param_path`)."""
+    params = dict(params or {})
+    declared = notebook_parameters(name) if declared is None else declared
+    if "output_dir" in declared:
+        params.setdefault("output_dir", str(output_dir))
+    params = validate_params(Path(str(name)).stem, profile, params, declared)
+    for key, value in list(params.items()):
+        if key.endswith("_dir") and isinstance(value, str) and value:
+            params[key] = param_path(value, keep_relative=(key == "output_dir"))
+    if isinstance(params.get("data_dir"), str) and params["data_dir"]:
+        check_data_folder(params["data_dir"])
+    return params
+
+
+@functools.lru_cache(maxsize=16)
+def check_data_folder(data_dir: str) -> None:
+    """Validate a ``--data`` folder before any kernel starts: ``python -m repro.data.check`` in a subprocess (the
+    runner does not import the data package); its one-line error becomes a :class:`ParameterError` (exit 2)."""
+    proc = subprocess.run([sys.executable, "-m", "repro.data.check", str(resolve_path(data_dir))], text=True,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=str(project_root() or Path.cwd()))
+    if proc.returncode != 0:
+        lines = proc.stderr.strip().splitlines()
+        raise ParameterError(f"bad data folder: {lines[-1] if lines else f'check failed (exit {proc.returncode})'}")
+
+
+# tqdm.auto in a kernel without ipywidgets warns "TqdmWarning: IProgress not found ..." (with the machine's venv
+# path) into the first cell that imports it, then falls back to the plain bar, which TQDM_DISABLE switches off.
+# Batch kernels show no bars, so the warning is noise; interactive JupyterLab (the `lab` extra has ipywidgets)
+# keeps its widget bars.
+_NO_IPROGRESS_WARNING = ",".join(filter(None, [os.environ.get("PYTHONWARNINGS", ""), "ignore:IProgress not found"]))
+
+
+@contextlib.contextmanager
+def _batch_environment(threads: int | None = None) -> Iterator[None]:
+    """Environment of a batch kernel: no tqdm bars (they would fill the executed notebook with thousands of
+    redrawn lines; interactive runs keep them), and with ``threads`` a cap on its OpenMP / MKL threads.
+
+    Parallel notebooks (``--jobs``) must split the cores: two kernels each spinning 2 OpenMP threads on 2 cores
+    ran 5-6x slower than one after the other (measured on the smoke book, 2026-11-23).
+    """
+    changes = {"TQDM_DISABLE": "1", "PYTHONWARNINGS": _NO_IPROGRESS_WARNING}
+    if threads:
+        changes.update(OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads))
+    before = {k: os.environ.get(k) for k in changes}
+    os.environ.update(changes)
+    try:
+        yield
+    finally:
+        for k, v in before.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def run_notebook(name: str, profile: str = "cpu", params: Mapping[str, Any] | None = None,
+                 output_dir: str | Path = "results", *, executed_path: str | Path | None = None,
+                 use_cache: bool = False, fingerprint: str | None = None, threads: int | None = None,
+                 log: Callable[[str], None] = print) -> RunResult:
+    """Execute one notebook with papermill in a fresh ``python3`` kernel (cwd ``notebooks/``, as in JupyterLab).
+
+    ``params`` are validated first (:func:`validate_params`).  ``output_dir`` (or ``params['output_dir']``) is the
+    results root passed to the notebook: it writes ``<output_dir>/<profile>/<name>.json``; the executed copy goes
+    next to it as ``<name>.ipynb`` unless ``executed_path`` is given.  With ``use_cache`` an unchanged notebook
+    (same :func:`cache_key`) is not re-run when :func:`check_run` confirms that its executed copy and results JSON
+    are the ones this runner recorded in the sidecar and that every cell completed; anything else (a run from
+    JupyterLab or plain papermill, a killed run, a truncated or invalid results JSON) is re-run, with a one-line
+    notice through ``log`` when files were there.  ``threads`` caps the kernel's
+    OpenMP / MKL threads (:func:`build_book` sets it to cores // jobs when notebooks run in parallel).
+    Raises :class:`ParameterError` before running, :class:`NotebookError` if a cell fails or no valid results
+    JSON was written.
+    """
+    import nbformat
+    import papermill
+
+    path = notebook_path(name)
+    name = path.stem
+    params = kernel_params(path, profile, params, output_dir)
+    out_root = resolve_path(params.get("output_dir", output_dir))
+    res_path = results_path(out_root, profile, name)
+    executed = Path(executed_path).resolve() if executed_path else res_path.with_suffix(".ipynb")
+    sidecar = sidecar_path(res_path)
+    key = cache_key(path, profile, params, fingerprint)
+
+    if use_cache:
+        info, why = check_run(executed, res_path)
+        if why is None and info.get("key") == key:
+            return RunResult(name, profile, "cached", float(info.get("seconds", 0.0)), str(executed),
+                             str(res_path), params)
+        if why is not None and (res_path.exists() or executed.exists()):
+            log(f"{name}: {why}; re-running")
+
+    last = _read_sidecar(sidecar)  # the previous run's cell durations give the estimate of this one
+    sidecar.unlink(missing_ok=True)
+    executed.parent.mkdir(parents=True, exist_ok=True)
+    progress = CellProgress(name, log, last.get("cell_seconds"))
+    nb = read_notebook(path)
+    rel_source = os.path.relpath(path, repo_root()) if project_root() else str(path)
+    start = time.time()
+    with tempfile.TemporaryDirectory(prefix="repro-nb-") as tmp, _batch_environment(threads), progress:
+        tmp_in = Path(tmp) / f"{name}.ipynb"
+        nbformat.write(nb, tmp_in)
+        try:
+            papermill.execute_notebook(str(tmp_in), str(executed), parameters=params, kernel_name=KERNEL,
+                                       language="python", cwd=str(path.parent), progress_bar=False,
+                                       log_output=False, extra_arguments=KERNEL_ARGS,
+                                       engine_name=watched_engine(progress))
+        except papermill.PapermillExecutionError as e:
+            _tidy_executed(executed, rel_source)
+            raise NotebookError(name, "a cell raised an exception", cell_index=e.cell_index, cell_source=e.source,
+                                ename=e.ename, evalue=e.evalue, executed=str(executed)) from None
+        except Exception as e:  # kernel died, timeout, ...
+            if executed.exists():
+                _tidy_executed(executed, rel_source)
+            raise NotebookError(name, f"execution aborted ({type(e).__name__}: {e})",
+                                executed=str(executed) if executed.exists() else None) from None
+    seconds = time.time() - start
+    _tidy_executed(executed, rel_source)
+    if not res_path.exists() or res_path.stat().st_mtime < start - 1:
+        raise NotebookError(name, f"it did not write its results JSON {res_path} (call Results(...).save(output_dir) "
+                                  f"at the end)", executed=str(executed))
+    try:
+        load_results(res_path, require_nonempty=True)
+    except ResultsError as e:
+        raise NotebookError(name, f"invalid results JSON: {e}", executed=str(executed)) from None
+    why = notebook_incomplete(executed)
+    if why:
+        raise NotebookError(name, why, executed=str(executed))
+    write_sidecar(sidecar, {"key": key, "seconds": round(seconds, 2), "params": params, "profile": profile,
+                            "finished": utc_now(), "executed": str(executed),
+                            "executed_sha256": file_sha256(executed), "results_sha256": file_sha256(res_path),
+                            "cell_seconds": cell_seconds(executed)})
+    return RunResult(name, profile, "ran", seconds, str(executed), str(res_path), params)
+
+
+# --------------------------------------------------------------------------------------------------------
+# the sidecar: proof that an executed notebook and its results JSON belong together
+# --------------------------------------------------------------------------------------------------------
+def sidecar_path(results_json: Path) -> Path:
+    """``results/<profile>/<name>.cache.json`` next to ``<name>.json``: written by the runner after a complete run."""
+    return results_json.with_name(results_json.name.removesuffix(".json") + ".cache.json")
+
+
+def file_sha256(path: Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def _read_sidecar(path: Path) -> dict[str, Any]:
+    try:
+        info = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    return info if isinstance(info, dict) else {}
+
+
+def cell_seconds(executed: Path) -> list[float]:
+    """Duration of each code cell of an executed notebook (papermill's metadata), for the next run's estimate."""
+    import nbformat
+
+    nb = nbformat.read(executed, as_version=4)
+    return [round(float(c.get("metadata", {}).get("papermill", {}).get("duration") or 0.0), 2)
+            for c in nb.cells if c.cell_type == "code"]
+
+
+def write_sidecar(path: Path, info: Mapping[str, Any]) -> None:
+    """Write atomically (a killed write leaves the old sidecar or none, never half of one)."""
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(dict(info), indent=1, default=str))
+    os.replace(tmp, path)
+
+
+def notebook_incomplete(executed: Path) -> str | None:
+    """Why an executed notebook is not a complete papermill run (a cell failed, or the run was killed with cells
+    still running or pending), or None when every code cell completed."""
+    import nbformat
+
+    try:
+        nb = nbformat.read(executed, as_version=4)
+    except Exception as e:  # noqa: BLE001 - truncated / not a notebook
+        return f"executed notebook {executed} is unreadable ({type(e).__name__})"
+    if nb.metadata.get("papermill", {}).get("exception"):
+        return f"executed notebook {executed} stopped at a failing cell"
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    for i, cell in enumerate(code, 1):
+        status = cell.get("metadata", {}).get("papermill", {}).get("status")
+        if status != "completed":
+            return (f"executed notebook {executed} is half-executed (code cell {i} of {len(code)} is "
+                    f"{status or 'not from papermill'}: the run was killed?)")
+    return None
+
+
+def check_run(executed: Path, results_json: Path) -> tuple[dict[str, Any], str | None]:
+    """The sidecar of a run and None when the executed notebook and the results JSON are exactly the files the
+    runner recorded after a complete run; else the sidecar (or {}) and the reason, in words, why not."""
+    sidecar = sidecar_path(results_json)
+    if not sidecar.exists():
+        if results_json.exists() or executed.exists():
+            return {}, (f"no runner record {sidecar.name} (written by JupyterLab or plain papermill, or the run "
+                        f"was killed)")
+        return {}, "never executed"
+    info = _read_sidecar(sidecar)
+    if not info:
+        return {}, f"runner record {sidecar} is unreadable"
+    if not results_json.exists():
+        return info, f"results JSON {results_json} is missing"
+    try:
+        load_results(results_json, require_nonempty=True)
+    except (ResultsError, UnicodeDecodeError) as e:
+        detail = str(e).splitlines()[0].removeprefix(f"{results_json}: ") if str(e) else type(e).__name__
+        return info, f"results JSON {results_json} is invalid ({detail})"
+    if file_sha256(results_json) != info.get("results_sha256"):
+        return info, (f"results JSON {results_json} was rewritten after the recorded run (JupyterLab, plain "
+                      f"papermill or another seed?)")
+    if not executed.exists():
+        return info, f"executed notebook {executed} is missing"
+    if file_sha256(executed) != info.get("executed_sha256"):
+        return info, f"executed notebook {executed} was rewritten after the recorded run"
+    why = notebook_incomplete(executed)
+    return info, why
+
+
+# ipykernel logs a warning about unencrypted local TCP on every start, and sometimes an interrupt at shutdown;
+# cell output and errors travel over the kernel protocol, so the kernel process's own log is not needed.
+KERNEL_ARGS = ["--IPKernelApp.log_level=CRITICAL"]
+
+
+def _tidy_executed(executed: Path, rel_source: str) -> None:
+    """Point the executed copy's papermill metadata at the real source instead of the temporary .ipynb."""
+    import nbformat
+
+    try:
+        nb = nbformat.read(executed, as_version=4)
+    except Exception:
+        return
+    pm = nb.metadata.get("papermill", {})
+    pm["input_path"] = rel_source
+    pm["output_path"] = executed.name
+    nb.metadata["papermill"] = pm
+    nbformat.write(nb, executed)
+
+
+def utc_now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def _run_job(kwargs: dict[str, Any]) -> RunResult | NotebookError:
+    """Worker entry point (module level so it pickles): return the failure instead of raising it."""
+    try:
+        return run_notebook(**kwargs)
+    except NotebookError as e:
+        return e
+    except Exception as e:  # noqa: BLE001 - reported with the notebook's name
+        return NotebookError(kwargs["name"], f"{type(e).__name__}: {e}")
+
+
+
+
+def run_many(job_args: Sequence[dict[str, Any]], jobs: int = 1, log: Callable[[str], None] = print
+             ) -> tuple[dict[str, RunResult], NotebookError | None]:
+    """Run :func:`run_notebook` for each keyword set, ``jobs`` at a time in spawned processes (one after the other
+    when ``jobs`` is 1); stop at the first failure.  Returns the runs by notebook and the failure (or None)."""
+    runs: dict[str, RunResult] = {}
+    failure: NotebookError | None = None
+    n = len(job_args)
+
+    def report(i: int, r: RunResult | NotebookError) -> None:
+        if isinstance(r, NotebookError):
+            log(f"[{i}/{n}] {r.notebook:<26} FAILED")
+        else:
+            what = f"ran in {r.seconds:.1f} s" if r.status == "ran" else "cached (unchanged)"
+            log(f"[{i}/{n}] {r.notebook:<26} {what}")
+
+    if jobs == 1 or n <= 1:
+        for i, kw in enumerate(job_args, 1):
+            log(f"[{i}/{n}] {kw['name']:<26} executing ...")
+            r = _run_job({"log": log, **kw})
+            report(i, r)
+            if isinstance(r, NotebookError):
+                failure = r
+                break
+            runs[r.notebook] = r
+    else:
+        ctx = multiprocessing.get_context("spawn")
+        with cf.ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
+            futures = {pool.submit(_run_job, kw): kw["name"] for kw in job_args}
+            log(f"executing {n} notebooks in {min(jobs, n)} processes ...")
+            for i, fut in enumerate(cf.as_completed(futures), 1):
+                r = fut.result()
+                report(i, r)
+                if isinstance(r, NotebookError):
+                    failure = failure or r
+                    for f in futures:
+                        f.cancel()
+                else:
+                    runs[r.notebook] = r
+    return runs, failure
