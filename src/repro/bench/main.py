@@ -152,7 +152,7 @@ def run(device: str = "cpu", quick: bool = False, models: Sequence[str] | None =
             depth = len(getattr(s.model.backbone, "encoder", None).layer) if hasattr(s.model.backbone, "encoder") \
                 else len(s.model.backbone.visual.transformer.resblocks)
             layers = sorted({max(1, depth // 3), max(1, 2 * depth // 3), depth})
-            pts, exp_rows = scaling_rows(s, layers)
+            pts, exp_rows = scaling_rows(s, layers, with_loop=not quick)
             points += pts
             for r in exp_rows:
                 log(format_row(r))
@@ -171,8 +171,10 @@ def run(device: str = "cpu", quick: bool = False, models: Sequence[str] | None =
     if points:
         log("\nscaling (time against parameters):")
         for p in points:
-            log(f"  {p['layers']:>2} layers  eligible {p['eligible']:>11,}  graft step {p['graft_step_s']:.4f} s  "
-                f"Fisher round {p['fisher_round_s']:.3f} s (official loop {p['fisher_loop_s']:.3f} s)")
+            loop = f" (official loop {p['fisher_loop_s']:.3f} s)" if "fisher_loop_s" in p else ""
+            log(f"  {p['model']}: {p['layers']:>2} layers  eligible {p['eligible']:>11,}  graft step "
+                f"{p['graft_step_s']:.4f} s  FT fwd+bwd {p['ft_fwd_bwd_s']:.4f} s  Fisher round "
+                f"{p['fisher_round_s']:.3f} s{loop}")
     log(f"\n{summary(rows)}; total {total:.1f} s; wrote {path}")
     return {"rows": rows, "scaling": points}
 

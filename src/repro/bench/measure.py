@@ -2,6 +2,8 @@
 
 - :func:`timed` — median wall time of ``repeats`` calls after ``warmup`` calls (``torch.cuda.synchronize``
   around each call on a GPU).
+- :func:`paired` — ours and the baseline timed alternately (a, b, a, b, ...), so a machine whose load changes
+  during the run slows both sides alike; the peak memory of each is taken around its first timed call.
 - :func:`peak_growth` — bytes a call allocates at its peak above what was allocated when it started: the peak
   resident set size growth on the CPU (the process's high-water mark is reset first, and freed heap memory is
   handed back to the OS with ``malloc_trim`` so an earlier measurement's free lists do not hide this one's
@@ -14,6 +16,7 @@ import ctypes
 import gc
 import statistics
 import time
+from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
 import torch
@@ -71,3 +74,40 @@ def tensor_bytes(tensors: Iterable[torch.Tensor]) -> int:
 def model_bytes(model: torch.nn.Module) -> int:
     """Bytes of every parameter and buffer of ``model`` (one copy of the network)."""
     return tensor_bytes(list(model.parameters()) + list(model.buffers()))
+
+
+@dataclass
+class Timing:
+    seconds: float  # median of the timed calls
+    peak_bytes: float  # peak allocation growth of the first timed call
+    output: Any  # the last call's return value
+
+
+def paired(fa: Callable[[], Any], fb: Callable[[], Any], device: torch.device | str, repeats: int = 3,
+           warmup: int = 1, repeats_b: int | None = None) -> tuple[Timing, Timing]:
+    """Time ``fa`` and ``fb`` alternately (``warmup`` untimed calls of each first); ``repeats_b`` caps the timed
+    calls of ``fb`` (an expensive baseline).  Each one's peak memory growth is measured around its first timed
+    call (:func:`peak_growth`)."""
+    for _ in range(warmup):
+        fa()
+        fb()
+    repeats_b = repeats if repeats_b is None else repeats_b
+    times: dict[str, list[float]] = {"a": [], "b": []}
+    peaks: dict[str, float] = {}
+    outs: dict[str, Any] = {}
+    for i in range(max(repeats, repeats_b, 1)):
+        for key, fn, n in (("a", fa, repeats), ("b", fb, repeats_b)):
+            if i >= max(n, 1):
+                continue
+            if i == 0:
+                t0 = time.perf_counter()
+                peaks[key], outs[key] = peak_growth(fn, device)
+                times[key].append(time.perf_counter() - t0)
+            else:
+                sync(device)
+                t0 = time.perf_counter()
+                outs[key] = fn()
+                sync(device)
+                times[key].append(time.perf_counter() - t0)
+    return (Timing(statistics.median(times["a"]), peaks["a"], outs["a"]),
+            Timing(statistics.median(times["b"]), peaks["b"], outs["b"]))

@@ -35,7 +35,7 @@ from repro.data import chunks
 from repro.models.base import Classifier
 from repro.p2.cost import measure_iteration
 from repro.profiles import FinetuneRecipe
-from repro.bench.measure import GIB, model_bytes, peak_growth, release_memory, tensor_bytes, timed
+from repro.bench.measure import GIB, model_bytes, paired, peak_growth, release_memory, tensor_bytes
 from repro.bench.rows import make_row
 
 #: P2 Table 3 ViT-B/32 ratios to non-linear FT (book/reference/talos_table3.csv): the issue's targets
@@ -104,8 +104,8 @@ def synthetic_vector(model: Classifier, names: Sequence[str], scale: float = 1e-
 
 
 # --- P1 grafting --------------------------------------------------------------------------------------------
-def graft_rows(s: Setup) -> list[dict]:
-    """One graft step (P1 Eq. 2-4) vs one plain FT forward + backward on the same batch, time and peak memory."""
+def graft_pair(s: Setup) -> tuple[Callable, Callable, dict]:
+    """(one graft step, one plain FT forward + backward, sizes) on the setup's batch, model in eval mode."""
     model, names, ex = s.model, s.model.graftable_names(), s.batch
     delta = synthetic_vector(model, names)
     base = movement_mask(delta, 1e-4)
@@ -124,24 +124,28 @@ def graft_rows(s: Setup) -> list[dict]:
             loss = torch.nn.functional.cross_entropy(model(batch, s.task), batch["labels"])
             loss.backward()
 
-    t_ours = timed(ours, s.device, s.repeats, s.warmup)
-    t_ft = timed(plain_ft, s.device, s.repeats, s.warmup)
-    grow_ours, _ = peak_growth(ours, s.device)
-    grow_ft, _ = peak_growth(plain_ft, s.device)
-    theta = model_bytes(model)
-    held = tensor_bytes(delta.values()) + tensor_bytes(S.values()) + tensor_bytes(base.tensors.values())
-    ours_total = theta + held + grow_ours
-    budget = theta + tensor_bytes(delta.values()) + tensor_bytes(S.values()) + grow_ft
-    official = 3 * theta + held + grow_ft
-    eligible = sum(d.numel() for d in delta.values())
+    sizes = {"delta": tensor_bytes(delta.values()), "S": tensor_bytes(S.values()),
+             "base": tensor_bytes(base.tensors.values()), "eligible": sum(d.numel() for d in delta.values())}
+    return ours, plain_ft, sizes
+
+
+def graft_rows(s: Setup) -> list[dict]:
+    """One graft step (P1 Eq. 2-4) vs one plain FT forward + backward on the same batch, time and peak memory."""
+    ours, plain_ft, sz = graft_pair(s)
+    a, b = paired(ours, plain_ft, s.device, s.repeats, s.warmup)
+    theta = model_bytes(s.model)
+    held = sz["delta"] + sz["S"] + sz["base"]
+    ours_total = theta + held + a.peak_bytes
+    budget = theta + sz["delta"] + sz["S"] + b.peak_bytes
+    official = 3 * theta + held + b.peak_bytes
     return [
-        s.row("graft step time", t_ours, t_ft, "s", target=1.3,
+        s.row("graft step time", a.seconds, b.seconds, "s", target=1.3,
               official="one step = grafted θ written into a working model copy, fwd + bwd, manual S update",
-              note=f"batch {len(ex)}, eval mode, {eligible:,} eligible parameters"),
+              note=f"batch {len(s.batch)}, eval mode, {sz['eligible']:,} eligible parameters"),
         s.row("graft step peak memory", ours_total / GIB, budget / GIB, "GiB", target=1.0,
               note=f"ours = θ_pre {theta / GIB:.3f} + Δ, S, γ_base {held / GIB:.3f} + step peak "
-                   f"{grow_ours / GIB:.3f} GiB; budget = θ_pre + Δ + S + FT fwd/bwd peak {grow_ft / GIB:.3f} GiB "
-                   "(activations and weight gradients)"),
+                   f"{a.peak_bytes / GIB:.3f} GiB; budget = θ_pre + Δ + S + FT fwd/bwd peak "
+                   f"{b.peak_bytes / GIB:.3f} GiB (activations and weight gradients)"),
         s.row("graft peak memory vs official 3 copies", ours_total / GIB, official / GIB, "GiB",
               official="Grafting.py: model, finetuned_model, pretrained_model + grad_directions Δ + S",
               note="official figure = 3 θ + Δ + S + γ_base + the same FT fwd/bwd peak"),
@@ -183,10 +187,10 @@ def fisher_rows(s: Setup) -> list[dict]:
     ours = lambda: diagonal_fisher(model, calib, s.task, names, batch_size=bs, seed=0, method="vmap",  # noqa: E731
                                    progress=False)
     loop = lambda: official_fisher_round(model, calib, s.task, names, batch_size=bs, seed=0)  # noqa: E731
-    t_ours = timed(ours, s.device, repeats=max(1, s.repeats - 1), warmup=1)
-    t_loop = timed(loop, s.device, repeats=1, warmup=0)
-    grow_ours, fast = peak_growth(ours, s.device)
-    grow_loop, slow = peak_growth(loop, s.device)
+    ours()  # warm-up (the loop baseline is timed once, cold: its per-example calls dominate)
+    a, b = paired(ours, loop, s.device, repeats=max(1, s.repeats - 1), warmup=0, repeats_b=1)
+    t_ours, t_loop, grow_ours, grow_loop = a.seconds, b.seconds, a.peak_bytes, b.peak_bytes
+    fast, slow = a.output, b.output
     diff = max(float((fast[n] - slow[n]).abs().max()) for n in names)
     scale = max(float(slow[n].abs().max()) for n in names)
     rel = diff / scale if scale else diff
@@ -291,11 +295,10 @@ def alpha_grid_rows(s: Setup) -> list[dict]:
         return res
 
     pre_copy = {n: t.clone() for n, t in pre.items()}
-    t_lin = timed(ours_linear, s.device, repeats=1, warmup=0)
-    t_lin_base = timed(official_linear, s.device, repeats=1, warmup=0)
+    lin, lin_base = paired(ours_linear, official_linear, s.device, repeats=1, warmup=0)
     lin_diff = max(float((a - b).abs().max()) for a, b in zip(out["fast"], out["slow"]))
-    t_non = timed(ours_nonlinear, s.device, repeats=1, warmup=0)
-    t_non_base = timed(official_nonlinear, s.device, repeats=1, warmup=0)
+    non, non_base = paired(ours_nonlinear, official_nonlinear, s.device, repeats=1, warmup=0)
+    t_lin, t_lin_base, t_non, t_non_base = lin.seconds, lin_base.seconds, non.seconds, non_base.seconds
     g = f"G = {len(grid)} α in [0, 1], {len(ex)} examples"
     return [
         s.row("α grid, linearized model", t_lin, t_lin_base, "s", official="one linearized evaluation per α",

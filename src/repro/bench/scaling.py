@@ -22,7 +22,8 @@ from typing import Any, Sequence
 import torch
 
 from repro.bench.measure import timed
-from repro.bench.pairs import Setup, graft_rows, fisher_rows, trainable
+from repro.bench.pairs import Setup, graft_pair, official_fisher_round, trainable
+from repro.core.fisher import diagonal_fisher
 from repro.bench.rows import make_row
 
 
@@ -57,27 +58,38 @@ def truncated(model: torch.nn.Module, layers: int) -> torch.nn.Module:
     return out
 
 
-def scaling_rows(s: Setup, layers: Sequence[int] = (2, 4, 6)) -> tuple[list[dict], list[dict]]:
-    """(points: one per depth with eligible parameters and graft / Fisher times, exponent rows)."""
+def scaling_rows(s: Setup, layers: Sequence[int] = (2, 4, 6),
+                 with_loop: bool = False) -> tuple[list[dict], list[dict]]:
+    """(points: one per depth with its parameter counts and times, exponent rows).  Times: one graft step, one
+    plain FT forward + backward, one vmap Fisher round (and the official per-example loop with ``with_loop``)."""
     points = []
     depth = len(_blocks(s.model))
     for k in [k for k in layers if k <= depth]:
-        sub = Setup(**{**s.__dict__, "model": truncated(s.model, k), "cache": {}, "repeats": 1, "warmup": 1})
+        sub = Setup(**{**s.__dict__, "model": truncated(s.model, k), "cache": {}})
+        names = sub.model.maskable_names()
+        calib = sub.examples[: sub.n_calibration]
         t0 = time.perf_counter()
-        graft = graft_rows(sub)[0]
-        fisher = fisher_rows(sub)[0]
-        points.append({"model": s.label, "device": s.device, "layers": k,
-                       "eligible": sum(sub.model.get_parameter(n).numel() for n in sub.model.graftable_names()),
-                       "maskable": sum(sub.model.get_parameter(n).numel() for n in sub.model.maskable_names()),
-                       "graft_step_s": graft["ours"], "ft_fwd_bwd_s": graft["baseline"],
-                       "fisher_round_s": fisher["ours"], "fisher_loop_s": fisher["baseline"],
-                       "seconds": round(time.perf_counter() - t0, 2)})
+        graft, plain_ft, sizes = graft_pair(sub)
+        fisher = lambda: diagonal_fisher(sub.model, calib, sub.task, names, batch_size=16, method="vmap",  # noqa: E731
+                                         progress=False)
+        point = {"model": s.label, "device": s.device, "layers": k, "eligible": sizes["eligible"],
+                 "maskable": sum(sub.model.get_parameter(n).numel() for n in names),
+                 "graft_step_s": timed(graft, s.device, repeats=1, warmup=1),
+                 "ft_fwd_bwd_s": timed(plain_ft, s.device, repeats=1, warmup=1),
+                 "fisher_round_s": timed(fisher, s.device, repeats=1, warmup=1)}
+        if with_loop:
+            point["fisher_loop_s"] = timed(lambda: official_fisher_round(sub.model, calib, sub.task, names),
+                                           s.device, repeats=1, warmup=0)
+        point["seconds"] = round(time.perf_counter() - t0, 2)
+        points.append(point)
         del sub
     rows = []
     spent = round(sum(p["seconds"] for p in points), 2)
-    for key, label, size in (("graft_step_s", "graft step", "eligible"),
-                             ("fisher_round_s", "Fisher round (vmap)", "maskable"),
-                             ("fisher_loop_s", "Fisher round (official loop)", "maskable")):
+    series = [("graft_step_s", "graft step", "eligible"), ("ft_fwd_bwd_s", "plain FT fwd+bwd", "eligible"),
+              ("fisher_round_s", "Fisher round (vmap)", "maskable")]
+    if with_loop:
+        series.append(("fisher_loop_s", "Fisher round (official loop)", "maskable"))
+    for key, label, size in series:
         b = fit_exponent([p[size] for p in points], [p[key] for p in points])
         rows.append(make_row(f"scaling exponent, {label}", b, None, "exponent", device=s.device, model=s.label,
                              ratio_def="b in time ≈ a·n^b", seconds=spent,
