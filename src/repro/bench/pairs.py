@@ -262,7 +262,7 @@ def training_rows(s: Setup) -> list[dict]:
 
 # --- task arithmetic α grid ---------------------------------------------------------------------------------
 def alpha_grid_rows(s: Setup) -> list[dict]:
-    """Evaluating θ0 + ατ on a grid of G α: linear in α for a linearized model (one jvp), G evaluations otherwise."""
+    """θ0 + ατ on a grid of G α: linear in α for a linearized model (one jvp), G evaluations otherwise."""
     model, names = s.model, s.model.maskable_names()
     ex = s.examples[: s.n_eval]
     pre = {n: p.detach() for n, p in model.named_parameters() if n in set(names)}

@@ -153,7 +153,8 @@ def book_rebuild_row(profile: str = "cpu", output_dir: str = "results", timeout:
                         note=f"not measured: no built {profile} book in {root} ({len(missing)} of {len(names)} "
                              f"notebooks not executed, e.g. {missing[0]}); run `repro book --profile {profile}` "
                              "once, then `repro bench` again")
-    cmd = [sys.executable, "-m", "repro.runner.cli", "book", "--profile", profile, "--output-dir", str(resolve_path(output_dir))]
+    cmd = [sys.executable, "-m", "repro.runner.cli", "book", "--profile", profile,
+           "--output-dir", str(resolve_path(output_dir))]
     t0 = time.perf_counter()
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=dict(os.environ))
     spent = time.perf_counter() - t0
