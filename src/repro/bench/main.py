@@ -18,7 +18,7 @@ import torch
 
 from repro.bench.pairs import PAIRS, Setup, run_pairs
 from repro.bench.rows import format_row, summary, write_bench
-from repro.bench.scaling import book_rebuild_row, flops_rows, scaling_rows
+from repro.bench.scaling import blocks, book_rebuild_row, flops_rows, scaling_rows
 
 WORDS = ("the film was a great and moving story with fine acting but a slow plot and dull ending that i "
          "hated although the music was wonderful and the cast truly superb").split()
@@ -149,10 +149,16 @@ def run(device: str = "cpu", quick: bool = False, models: Sequence[str] | None =
             log(format_row(got[0]))
             rows += got
         if scaling and (only is None or "scaling" in only) and (key == models[0] or not quick):
-            depth = len(getattr(s.model.backbone, "encoder", None).layer) if hasattr(s.model.backbone, "encoder") \
-                else len(s.model.backbone.visual.transformer.resblocks)
+            depth = len(blocks(s.model))
             layers = sorted({max(1, depth // 3), max(1, 2 * depth // 3), depth})
-            pts, exp_rows = scaling_rows(s, layers, with_loop=not quick)
+            by = {r["name"]: r for r in rows if r["model"] == s.label}
+            keys = {"graft_step_s": ("graft step time", "ours"), "ft_fwd_bwd_s": ("graft step time", "baseline"),
+                    "fisher_round_s": ("Fisher round time", "ours"), "fisher_loop_s": ("Fisher round time", "baseline")}
+            measured = {k: by[name][side] for k, (name, side) in keys.items() if name in by}
+            full = measured if len(measured) == len(keys) else None  # the whole model's point, from the pairs
+            if full and quick:
+                full.pop("fisher_loop_s")
+            pts, exp_rows = scaling_rows(s, layers, with_loop=not quick, full_depth=full)
             points += pts
             for r in exp_rows:
                 log(format_row(r))

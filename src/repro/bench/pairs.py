@@ -215,9 +215,9 @@ def talos_mask(s: Setup) -> Mask:
     names = s.model.maskable_names()
     if s.talos_rounds > 1:
         return talos_calibrate(s.model, s.examples[: s.n_calibration], s.task, names, sparsity=0.9,
-                               rounds=s.talos_rounds, method="vmap", progress=False)[0]
+                               rounds=s.talos_rounds, method="auto", progress=False)[0]
     scores = s.cache.get("fisher") or diagonal_fisher(s.model, s.examples[: s.n_calibration], s.task, names,
-                                                      method="vmap", progress=False)
+                                                      method="auto", progress=False)
     return talos_select(scores, Mask.full(Mask.shapes_of(scores)), 0.1)[0]
 
 
@@ -363,7 +363,10 @@ def run_pairs(s: Setup, only: Sequence[str] | None = None, log: Callable[[str], 
             continue
         release_memory()
         t0 = time.perf_counter()
-        got = fn(s)
+        try:
+            got = fn(s)
+        except Exception as err:  # noqa: BLE001 - one failing pair (e.g. a model vmap cannot map) is reported
+            got = [s.row(f"{key} pair", None, None, "-", note=f"failed: {type(err).__name__}: {str(err)[:300]}")]
         spent = time.perf_counter() - t0
         for r in got:
             r["seconds"] = round(spent, 2)

@@ -38,7 +38,7 @@ def fit_exponent(sizes: Sequence[float], times: Sequence[float]) -> float | None
     return None if sxx == 0 else sum((x - mx) * (y - my) for x, y in pts) / sxx
 
 
-def _blocks(model: torch.nn.Module) -> torch.nn.ModuleList:
+def blocks(model: torch.nn.Module) -> torch.nn.ModuleList:
     """The model's list of transformer blocks (BERT encoder layers or CLIP residual blocks)."""
     backbone = model.backbone
     if hasattr(backbone, "encoder"):
@@ -49,22 +49,30 @@ def _blocks(model: torch.nn.Module) -> torch.nn.ModuleList:
 def truncated(model: torch.nn.Module, layers: int) -> torch.nn.Module:
     """A deep copy of ``model`` keeping its first ``layers`` transformer blocks."""
     out = copy.deepcopy(model)
-    blocks = _blocks(out)
-    if not 1 <= layers <= len(blocks):
-        raise ValueError(f"layers must be in [1, {len(blocks)}], got {layers}")
-    del blocks[layers:]
+    kept = blocks(out)
+    if not 1 <= layers <= len(kept):
+        raise ValueError(f"layers must be in [1, {len(kept)}], got {layers}")
+    del kept[layers:]
     if hasattr(out.backbone, "config"):
         out.backbone.config.num_hidden_layers = layers
     return out
 
 
-def scaling_rows(s: Setup, layers: Sequence[int] = (2, 4, 6),
-                 with_loop: bool = False) -> tuple[list[dict], list[dict]]:
+def scaling_rows(s: Setup, layers: Sequence[int] = (2, 4, 6), with_loop: bool = False,
+                 full_depth: dict | None = None) -> tuple[list[dict], list[dict]]:
     """(points: one per depth with its parameter counts and times, exponent rows).  Times: one graft step, one
-    plain FT forward + backward, one vmap Fisher round (and the official per-example loop with ``with_loop``)."""
+    plain FT forward + backward, one vmap Fisher round (and the official per-example loop with ``with_loop``).
+    ``full_depth`` = those times already measured on the whole model (the pairs' rows): not measured again."""
     points = []
-    depth = len(_blocks(s.model))
+    depth = len(blocks(s.model))
     for k in [k for k in layers if k <= depth]:
+        if k == depth and full_depth is not None:
+            model = s.model
+            points.append({"model": s.label, "device": s.device, "layers": k,
+                           "eligible": sum(model.get_parameter(n).numel() for n in model.graftable_names()),
+                           "maskable": sum(model.get_parameter(n).numel() for n in model.maskable_names()),
+                           **full_depth, "seconds": 0.0})
+            continue
         sub = Setup(**{**s.__dict__, "model": truncated(s.model, k), "cache": {}})
         names = sub.model.maskable_names()
         calib = sub.examples[: sub.n_calibration]
