@@ -1,6 +1,6 @@
 """The ``repro bench`` command: build the models, run every pair, print PASS/FAIL, write ``results/bench.json``.
 
-``--quick`` (≤ 5 min on 2 cores) measures MiniLM with fewer repeats, one TaLoS round and a shorter α grid;
+``--quick`` (target ≤ 5 min on 2 idle cores) measures MiniLM with fewer repeats, one TaLoS round and a shorter α grid;
 the full run does four TaLoS calibration rounds and more iterations.  ``--device cuda`` adds random-init
 roberta-base-sized and ViT-B/32-sized models (their weights do not matter for cost) and fails with a clear
 message when no GPU is available.

@@ -113,7 +113,7 @@ def _run(args: argparse.Namespace) -> int:
 
 @command("bench", "measure our cost beside the official methods' approach (ratios with PASS/FAIL) and write "
                   "results/bench.json",
-         arg("--quick", action="store_true", help="the short version (about 5 minutes on 2 cores)"),
+         arg("--quick", action="store_true", help="the short version (target: at most 5 minutes on 2 idle cores)"),
          arg("--device", choices=("cpu", "cuda"), default="cpu", help="where to measure (default cpu)"),
          arg("--no-scaling", action="store_true", help="skip the scaling table"),
          arg("--no-book", action="store_true", help="skip timing the unchanged cpu-book rebuild"),
