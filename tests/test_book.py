@@ -14,7 +14,7 @@ from repro.profiles import PROFILES
 from repro.report.results import load_results
 
 STUBS = ["p1_localization", "p1_calibration_ood", "p1_multitask_continual", "p1_appendix", "p2_sensitivity",
-         "p2_task_arithmetic", "p2_disentanglement", "p2_structure_cost", "p2_appendix"]
+         "p2_task_arithmetic", "p2_disentanglement", "p2_structure_cost", "p2_appendix", "performance"]
 
 
 def test_the_book_lists_every_notebook_in_toc_order():
@@ -97,7 +97,7 @@ def test_cli_help_lists_the_commands(capsys):
         main(["--help"])
     assert e.value.code == 0
     out = capsys.readouterr().out
-    for name in ("book", "run", "list"):
+    for name in ("book", "run", "bench", "list"):
         assert name in out and name in COMMANDS
 
 

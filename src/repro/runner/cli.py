@@ -112,6 +112,24 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
+@command("bench", "measure our cost beside the official methods' approach (ratios with PASS/FAIL) and write "
+                  "results/bench.json",
+         arg("--quick", action="store_true", help="the short version (target: at most 5 minutes on 2 idle cores)"),
+         arg("--device", choices=("cpu", "cuda"), default="cpu", help="where to measure (default cpu)"),
+         arg("--no-scaling", action="store_true", help="skip the scaling table"),
+         arg("--no-book", action="store_true", help="skip timing the unchanged cpu-book rebuild"),
+         arg("--output", default=None, metavar="PATH", help="JSON to write (default results/bench.json)"))
+def _bench(args: argparse.Namespace) -> int:
+    import subprocess
+
+    cmd = [sys.executable, "-m", "repro.bench", "--device", args.device]  # a kernel: the runner imports no core
+    cmd += [flag for flag, on in (("--quick", args.quick), ("--no-scaling", args.no_scaling),
+                                  ("--no-book", args.no_book)) if on]
+    if args.output:
+        cmd += ["--output", _abs(args.output)]
+    return subprocess.run(cmd).returncode
+
+
 @command("list", "list the notebooks and their parameters")
 def _list(args: argparse.Namespace) -> int:
     from repro.runner.notebooks import describe_notebooks

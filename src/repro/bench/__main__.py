@@ -1,0 +1,5 @@
+import sys
+
+from repro.bench.main import main
+
+sys.exit(main())

@@ -1,0 +1,113 @@
+"""Timing and memory helpers of the benchmark (built on :class:`repro.p2.cost.PeakMemory`).
+
+- :func:`timed` — median wall time of ``repeats`` calls after ``warmup`` calls (``torch.cuda.synchronize``
+  around each call on a GPU).
+- :func:`paired` — ours and the baseline timed alternately (a, b, a, b, ...), so a machine whose load changes
+  during the run slows both sides alike; the peak memory of each is taken around its first timed call.
+- :func:`peak_growth` — bytes a call allocates at its peak above what was allocated when it started: the peak
+  resident set size growth on the CPU (the process's high-water mark is reset first, and freed heap memory is
+  handed back to the OS with ``malloc_trim`` so an earlier measurement's free lists do not hide this one's
+  allocations), ``max_memory_allocated`` minus the allocation at entry on a GPU.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import gc
+import statistics
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable
+
+import torch
+
+from repro.p2.cost import PeakMemory
+
+GIB = 2**30
+
+
+def sync(device: torch.device | str) -> None:
+    if torch.device(device).type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def release_memory() -> None:
+    """Collect garbage and return the C heap's free memory to the OS (glibc ``malloc_trim``; no-op elsewhere)."""
+    gc.collect()
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
+    if torch.cuda.is_available():
+        torch.cuda.empty_cache()
+
+
+def timed(fn: Callable[[], Any], device: torch.device | str, repeats: int = 3, warmup: int = 1) -> float:
+    """Median seconds of ``repeats`` calls of ``fn`` after ``warmup`` untimed calls."""
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(max(repeats, 1)):
+        sync(device)
+        t0 = time.perf_counter()
+        fn()
+        sync(device)
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def peak_growth(fn: Callable[[], Any], device: torch.device | str) -> tuple[float, Any]:
+    """(bytes allocated at the peak of ``fn`` above the allocation at its start, ``fn``'s return value)."""
+    device = torch.device(device)
+    release_memory()
+    start = torch.cuda.memory_allocated(device) if device.type == "cuda" else 0
+    with PeakMemory(device) as mem:
+        out = fn()
+        sync(device)
+    return max(mem.gib * GIB - start, 0.0), out
+
+
+def tensor_bytes(tensors: Iterable[torch.Tensor]) -> int:
+    return int(sum(t.numel() * t.element_size() for t in tensors))
+
+
+def model_bytes(model: torch.nn.Module) -> int:
+    """Bytes of every parameter and buffer of ``model`` (one copy of the network)."""
+    return tensor_bytes(list(model.parameters()) + list(model.buffers()))
+
+
+@dataclass
+class Timing:
+    seconds: float  # median of the timed calls
+    peak_bytes: float  # peak allocation growth of the first timed call
+    output: Any  # the last call's return value
+
+
+def paired(fa: Callable[[], Any], fb: Callable[[], Any], device: torch.device | str, repeats: int = 3,
+           warmup: int = 1, repeats_b: int | None = None) -> tuple[Timing, Timing]:
+    """Time ``fa`` and ``fb`` alternately (``warmup`` untimed calls of each first); ``repeats_b`` caps the timed
+    calls of ``fb`` (an expensive baseline).  Each one's peak memory growth is measured around its first timed
+    call (:func:`peak_growth`)."""
+    for _ in range(warmup):
+        fa()
+        fb()
+    repeats_b = repeats if repeats_b is None else repeats_b
+    times: dict[str, list[float]] = {"a": [], "b": []}
+    peaks: dict[str, float] = {}
+    outs: dict[str, Any] = {}
+    for i in range(max(repeats, repeats_b, 1)):
+        for key, fn, n in (("a", fa, repeats), ("b", fb, repeats_b)):
+            if i >= max(n, 1):
+                continue
+            if i == 0:
+                t0 = time.perf_counter()
+                peaks[key], outs[key] = peak_growth(fn, device)
+                times[key].append(time.perf_counter() - t0)
+            else:
+                sync(device)
+                t0 = time.perf_counter()
+                outs[key] = fn()
+                sync(device)
+                times[key].append(time.perf_counter() - t0)
+    return (Timing(statistics.median(times["a"]), peaks["a"], outs["a"]),
+            Timing(statistics.median(times["b"]), peaks["b"], outs["b"]))
