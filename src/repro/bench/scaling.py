@@ -149,7 +149,7 @@ def book_rebuild_row(profile: str = "cpu", output_dir: str = "results", timeout:
     the row carries ``ours = None`` and says how to produce a built book first.
     """
     from repro.paths import resolve_path
-    from repro.runner.book import book_notebooks
+    from repro.runner.notebooks import book_notebooks
 
     root = resolve_path(output_dir) / profile
     names = book_notebooks()
