@@ -145,9 +145,7 @@ class Workbench:
         modules = tuple(code) if code is not None else (*CODE_MODULES, *([own] if own.startswith("repro.") else []))
         stamp = code_fingerprint(tuple(sorted(set(modules))))
         with self.store.lock(path):
-            self.store.clean_temps(path)
-            for suffix in (".safetensors", ".json"):
-                self.store.clean_temps(path.with_suffix(suffix))
+            self.store.clean_temps(path)  # .<hash>.safetensors.*.tmp / .<hash>.json.*.tmp of a killed write
             try:
                 value, meta = codec.load(path)
                 problem = stale_reason(meta, stamp)
