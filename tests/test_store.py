@@ -188,6 +188,7 @@ def test_mask_and_vector_digests_keep_their_keys():
     assert mask.digest() == h.hexdigest()[:16]
 
 
+@pytest.mark.slow
 def test_lock_serialises_two_processes(tmp_path):
     """A second process waits for the lock, then loads what the first computed (computed once in all)."""
     script = textwrap.dedent(f"""
@@ -251,6 +252,7 @@ def _run_worker(root: Path, kill_at: tuple[int, float] | None = None, slow: floa
     return p.returncode == -signal.SIGKILL
 
 
+@pytest.mark.slow
 def test_sigkill_at_several_points_resumes_to_identical_artifacts(tmp_path):
     ref, run = tmp_path / "ref", tmp_path / "run"
     assert _run_worker(ref)

@@ -9,6 +9,7 @@ Artifacts are keyed by the hash of everything that determines them (profile, tas
 from __future__ import annotations
 
 import os
+import warnings
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Generic, Mapping, Sequence, TypeVar
@@ -145,9 +146,7 @@ class Workbench:
         modules = tuple(code) if code is not None else (*CODE_MODULES, *([own] if own.startswith("repro.") else []))
         stamp = code_fingerprint(tuple(sorted(set(modules))))
         with self.store.lock(path):
-            self.store.clean_temps(path)
-            for suffix in (".safetensors", ".json"):
-                self.store.clean_temps(path.with_suffix(suffix))
+            self.store.clean_temps(path)  # .<hash>.safetensors.*.tmp / .<hash>.json.*.tmp of a killed write
             try:
                 value, meta = codec.load(path)
                 problem = stale_reason(meta, stamp)
@@ -258,6 +257,11 @@ class Workbench:
         seed = self.seed if seed is None else seed
         data = self.task(task, k=k, seed=seed)
         names = self.names(scope)
+        check_pair(self.pre, vector, "task vector (grafting)", dtypes=False)
+        absent = [n for n in names if n not in vector]
+        if absent:  # stored vectors omit tensors that did not move; say so, since a dropped tensor looks the same
+            warnings.warn(f"graft {task}: the task vector has no tensor for {len(absent)} of {len(names)} {scope} "
+                          f"tensors (e.g. {absent[:2]}); they count as zero movement", RuntimeWarning, stacklevel=2)
         delta = {n: vector[n] if n in vector else torch.zeros_like(self.pre[n]) for n in names}
         base_key = base if isinstance(base, (int, float)) else f"mask:{base.count()}:{base.digest()}"
         config = {"task": task, "k": k or p.k_shot, "seed": seed, "base": base_key, "scope": scope,

@@ -98,7 +98,7 @@ def mt_reference(wb: "Workbench", tasks: Sequence[str], vector: Mapping[str, tor
                  limit: int | None = None) -> dict[str, dict[str, float]]:
     """P_{0,t} (pre-trained) and P_{1,t} (MT model) accuracies per task, memoized on the workbench."""
     memo = wb.__dict__.setdefault("_mt_reference", {})
-    key_vec = _vec_key(vector)
+    key_vec = tensor_digest(vector)
     out = {}
     for t in tasks:
         key = (t, split, limit, key_vec)
@@ -114,8 +114,6 @@ def _acc(wb: "Workbench", task: str, overrides, split: str, limit: int | None) -
     return accuracy(pred.preds, pred.labels)
 
 
-def _vec_key(vector: Mapping[str, torch.Tensor]) -> str:
-    return tensor_digest(vector)
 
 
 def tune_union(wb: "Workbench", tasks: Sequence[str], vector: Mapping[str, torch.Tensor], union: Mask,
