@@ -21,6 +21,7 @@ from repro.core.evaluation import Predictions, predict, score
 from repro.core.finetune import TrainResult, train
 from repro.core.grafting import GraftResult, grafted_params, learn_graft
 from repro.core.masks import Mask
+from repro.device import configure, resolve_device
 from repro.models.base import Classifier
 from repro.models.build import build_model
 from repro.paths import artifacts_dir as artifacts_dir_path
@@ -42,6 +43,8 @@ class Workbench:
         self.linear_heads = linear_heads
         torch.manual_seed(0)
         self.model: Classifier = build_model(self.profile, seed=0)
+        self.device = resolve_device(self.profile.device)  # model, θ_pre, loaded τ live here (repro.device)
+        self.precision = configure(self.model, self.device, self.profile.precision)
         self.model.eval()
         for p in self.model.parameters():
             p.requires_grad_(False)
@@ -108,7 +111,7 @@ class Workbench:
                   "heads": "linear" if self.linear_heads else "zero-shot"}
         path = self.store.path("taskvec", config)
         try:
-            vec, meta = load_sparse_vector(path)
+            vec, meta = load_sparse_vector(path, self.device)
             self._last_train = meta.get("train", {})
             if self.linear_heads:
                 self._load_heads(path, tasks)
@@ -134,14 +137,14 @@ class Workbench:
         self.restore_pre()
         save_sparse_vector(path, vec, {n: tuple(self.pre[n].shape) for n in vec}, meta)
         self._last_train = meta["train"]
-        return load_sparse_vector(path)[0]
+        return load_sparse_vector(path, self.device)[0]
 
     def _load_heads(self, path: Path, tasks: Sequence[str]) -> None:
         heads, _ = load_tensors(path.with_name(path.name + "-heads"))
         with torch.no_grad():
             own = dict(self.model.named_parameters())
             for n, v in heads.items():
-                own[n].copy_(v)
+                own[n].copy_(v.to(own[n].device))
 
     # --- evaluation ------------------------------------------------------------------------------------
     def overrides(self, vector: Mapping[str, torch.Tensor] | None, alpha: float = 1.0,
@@ -237,9 +240,11 @@ def save_sparse_vector(path: Path, vec: Mapping[str, torch.Tensor], shapes: Mapp
     TaskVector(dict(vec)).save(path, meta)
 
 
-def load_sparse_vector(path: Path) -> tuple[dict[str, torch.Tensor], dict]:
-    """Dense τ dict and metadata of a stored task vector (FileNotFoundError when absent)."""
+def load_sparse_vector(path: Path, device: torch.device | str | None = None
+                       ) -> tuple[dict[str, torch.Tensor], dict]:
+    """Dense τ dict (on ``device``, default the CPU) and metadata of a stored task vector (FileNotFoundError when
+    absent)."""
     from repro.core.taskvec import TaskVector
 
     tv = TaskVector.load(path)
-    return dict(tv.tensors), dict(tv.meta)
+    return {n: t.to(device) if device is not None else t for n, t in tv.tensors.items()}, dict(tv.meta)

@@ -133,7 +133,7 @@ class CLIPImageClassifier(Classifier):
             head: nn.Module = NormalizedLinearHead(self.embed_dim, spec.num_labels)
         else:
             temps = tuple(templates) if templates is not None else tuple(
-                self.templates.get(spec.name, DEFAULT_TEMPLATES))
+                self.templates.get(spec.name) or _dataset_templates(spec.name))
             scale = float(self.backbone.logit_scale.detach().exp())
             head = ZeroShotHead(self.class_vectors(names, temps), scale)
         self.specs[spec.name] = spec
@@ -155,6 +155,8 @@ class CLIPImageClassifier(Classifier):
             if image.dim() != 3:
                 raise ValueError(f"image tensors must be preprocessed [3, H, W], got shape {tuple(image.shape)}")
             return image.float()
+        if callable(image):  # a lazy dataset item (repro.data.hub_vision): a callable returning a PIL image
+            image = image()
         if isinstance(image, (str, Path)):
             from PIL import Image
 
@@ -199,6 +201,13 @@ class CLIPImageClassifier(Classifier):
                 prefix = f"backbone.visual.{mname}." if mname else "backbone.visual."
                 keep.update(prefix + p for p, _ in mod.named_parameters(recurse=False))
         return [n for n, _ in self.named_parameters() if n in keep]
+
+
+def _dataset_templates(task: str) -> tuple[Template, ...]:
+    """The P2 dataset's zero-shot templates (:data:`repro.data.hub_vision.VISION_TEMPLATES`), else the default."""
+    from repro.data.hub_vision import VISION_TEMPLATES, templates_for
+
+    return templates_for(task) if task in VISION_TEMPLATES or task == "ImageNet" else DEFAULT_TEMPLATES
 
 
 def build_clip(arch: str = "ViT-B-32", pretrained: str = "openai") -> CLIPImageClassifier:

@@ -94,7 +94,7 @@ def sequential_finetune(wb: "Workbench", sequence: Sequence[str], recipe: Finetu
             continue
         path = wb.store.path("taskvec", config)
         try:
-            prev = load_sparse_vector(path)[0]
+            prev = load_sparse_vector(path, wb.device)[0]
             taus.append(prev)
             continue
         except FileNotFoundError:
@@ -113,7 +113,7 @@ def sequential_finetune(wb: "Workbench", sequence: Sequence[str], recipe: Finetu
         finally:
             wb.restore_pre()
         save_sparse_vector(path, vec, {nm: shapes[nm] for nm in vec}, {"config": config, "train": info})
-        prev = load_sparse_vector(path)[0]
+        prev = load_sparse_vector(path, wb.device)[0]
         taus.append(prev)
     return taus
 

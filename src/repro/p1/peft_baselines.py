@@ -65,7 +65,7 @@ def lora_run(wb: "Workbench", task: str, rank: int, recipe: FinetuneRecipe, alph
               **_base_config(wb, task, recipe, seed)}
     path = wb.store.path("taskvec", config)
     try:
-        return load_sparse_vector(path)
+        return load_sparse_vector(path, wb.device)
     except FileNotFoundError:
         pass
     wb.restore_pre()
@@ -74,7 +74,7 @@ def lora_run(wb: "Workbench", task: str, rank: int, recipe: FinetuneRecipe, alph
     meta = {"config": config, "train": {"best_step": res.best_step, "best_dev": res.best_dev,
                                         "trainable_count": res.trainable_count, "seconds": res.seconds}}
     save_sparse_vector(path, tau, {n: tuple(v.shape) for n, v in tau.items()}, meta)
-    return load_sparse_vector(path)
+    return load_sparse_vector(path, wb.device)
 
 
 def adapter_run(wb: "Workbench", task: str, kind: str, size: int, recipe: FinetuneRecipe,

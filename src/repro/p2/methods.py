@@ -111,8 +111,9 @@ def talos_mask(wb: "Workbench", task: str, seed: int | None = None, sparsity: fl
     p = wb.profile
     seed = wb.seed if seed is None else seed
     sparsity = p.talos_sparsity if sparsity is None else sparsity
+    target = p.talos_target  # "logprob" (cpu/smoke), "logit" (CLIP raw logit / T5 sequence log-likelihood)
     config = {"kind": "talos", "sparsity": sparsity, "rounds": p.talos_rounds, "soft": p.talos_soft_value,
-              "n": p.talos_calibration_examples, "target": "logprob", **_data_config(wb, task, seed)}
+              "n": p.talos_calibration_examples, "target": target, **_data_config(wb, task, seed)}
     path = wb.store.path("mask", config)
     try:
         return Mask.load(path), _read_meta(path)
@@ -122,7 +123,7 @@ def talos_mask(wb: "Workbench", task: str, seed: int | None = None, sparsity: fl
     examples = calibration_examples(wb, task, seed=seed)
     start = time.perf_counter()
     mask, report = talos_calibrate(wb.model, examples, task, wb.names("maskable"), sparsity=sparsity,
-                                   rounds=p.talos_rounds, soft_value=p.talos_soft_value, target="logprob",
+                                   rounds=p.talos_rounds, soft_value=p.talos_soft_value, target=target,
                                    seed=seed, progress=progress)
     meta = {"config": config, "report": report.to_dict(), "seconds": time.perf_counter() - start}
     mask.save(path, meta)
@@ -156,7 +157,7 @@ def _l_lora(wb: "Workbench", task: str, recipe: FinetuneRecipe, seed: int) -> di
               "recipe": asdict(recipe), **_data_config(wb, task, seed)}
     path = wb.store.path("taskvec", config)
     try:
-        vec, meta = load_sparse_vector(path)
+        vec, meta = load_sparse_vector(path, wb.device)
         wb._last_train = meta.get("train", {})
         return vec
     except FileNotFoundError:
@@ -170,7 +171,7 @@ def _l_lora(wb: "Workbench", task: str, recipe: FinetuneRecipe, seed: int) -> di
                                         "trainable_count": res.trainable_count, "seconds": res.seconds}}
     save_sparse_vector(path, tau, {n: tuple(v.shape) for n, v in tau.items()}, meta)
     wb._last_train = meta["train"]
-    return load_sparse_vector(path)[0]
+    return load_sparse_vector(path, wb.device)[0]
 
 
 def finetune_method(wb: "Workbench", task: str, method: str, *, seed: int | None = None,
