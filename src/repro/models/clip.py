@@ -91,6 +91,9 @@ class NormalizedLinearHead(nn.Module):
 class CLIPImageClassifier(Classifier):
     """open_clip ``CLIP`` model → image features → per-task zero-shot (or linear) head."""
 
+    #: LoRA targets: packed Q/V of the visual attention (repro.core.adapters.PackedQVLoRA)
+    LORA_TARGETS = ("in_proj_weight",)
+
     def __init__(self, backbone: nn.Module, preprocess: Callable, text_tokenizer: Callable,
                  train_preprocess: Callable | None = None, augment: bool = True,
                  templates: Mapping[str, Sequence[Template]] | None = None) -> None:

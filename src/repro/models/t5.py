@@ -46,6 +46,9 @@ class ChoiceHead(nn.Module):
 class T5RankClassifier(Classifier):
     """``T5ForConditionalGeneration`` → C-way logits = summed log-probs of each answer choice."""
 
+    #: LoRA targets: T5 attention Q and V (the official NLP L-LoRA targets)
+    LORA_TARGETS = ("q", "v")
+
     SENTINEL = "<extra_id_0>"
 
     def __init__(self, backbone: nn.Module, tokenizer, max_length: int = 256) -> None:

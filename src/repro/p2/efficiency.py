@@ -55,15 +55,9 @@ def _workbench(profile: str, data_dir: str | None, seed: int, device: str | None
 
 def inject_lora(model, rank: int, alpha: float) -> list[str]:
     """Insert LoRA on Q and V of the backbone (as :func:`repro.core.adapters.lora_finetune` does); its parameter names."""
-    from peft import LoraConfig, inject_adapter_in_model
+    from repro.core.adapters import inject_lora as _inject
 
-    from repro.core.adapters import LORA_TARGETS
-
-    cfg = LoraConfig(r=rank, lora_alpha=alpha, target_modules=list(LORA_TARGETS), lora_dropout=0.0, bias="none")
-    inject_adapter_in_model(cfg, getattr(model, "backbone"))
-    names = [n for n, _ in model.named_parameters() if ".lora_" in n]
-    if not names:
-        raise ValueError("no LoRA parameters were injected")
+    names, _, _ = _inject(model, rank, alpha)
     return names
 
 

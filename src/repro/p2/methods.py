@@ -149,11 +149,11 @@ def _read_meta(path) -> dict:
 
 # --- fine-tuning -----------------------------------------------------------------------------------------
 def _l_lora(wb: "Workbench", task: str, recipe: FinetuneRecipe, seed: int) -> dict[str, torch.Tensor]:
-    from repro.core.adapters import LORA_TARGETS, lora_finetune
+    from repro.core.adapters import lora_finetune, lora_targets
     from repro.workbench import load_sparse_vector, save_sparse_vector
 
     data = wb.task(task, seed=seed)
-    config = {"kind": "l-lora", "rank": LORA_RANK, "alpha": LORA_ALPHA, "targets": list(LORA_TARGETS),
+    config = {"kind": "l-lora", "rank": LORA_RANK, "alpha": LORA_ALPHA, "targets": list(lora_targets(wb.model)),
               "recipe": asdict(recipe), **_data_config(wb, task, seed)}
     path = wb.store.path("taskvec", config)
     try:
