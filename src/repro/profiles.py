@@ -238,18 +238,20 @@ PROFILES: dict[str, Profile] = {
         p2_finetune=FinetuneRecipe(optimizer="adamw", lr=1e-3, batch_size=8, steps=10, weight_decay=0.1,
                                    warmup_steps=2, schedule="cosine", eval_every=0, no_decay_bias_ln=False),
         talos_calibration_examples=16,
+        # P2 evaluation cut to CI size: 32 validation / 32 test examples per task, every 5th α, 3 AdaMerging steps
+        extra={"p2_n_val": 32, "p2_n_test": 32, "p2_alpha_stride": 5, "p2_adamerging_steps": 3},
         device="auto",
         # the paper's P2 pages use CLIP (Tables 1-4, Figs. 2-6) and T5 (Tables 1-2, Fig. 1, appendix): here the
         # sensitivity and appendix pages run T5, the others CLIP; `-p model_family nlp|vision` switches any page
         p2_model_family="vision",
         p2_notebook_families=(("p2_sensitivity", "nlp"), ("p2_appendix", "nlp")),
         p2_families=(
-            P2Family("vision", "tiny-clip", ("EuroSAT", "MNIST", "SVHN"), "ImageNet", "synthetic-images",
-                     FinetuneRecipe(optimizer="adamw", lr=1e-3, batch_size=8, steps=10, weight_decay=0.1,
+            P2Family("vision", "tiny-clip", ("EuroSAT", "MNIST"), "ImageNet", "synthetic-images",
+                     FinetuneRecipe(optimizer="adamw", lr=1e-3, batch_size=8, steps=6, weight_decay=0.1,
                                     warmup_steps=2, schedule="cosine", eval_every=0, no_decay_bias_ln=False),
                      "logit", "ViT-B/32", max_length=32, calibration_examples=16),
-            P2Family("nlp", "tiny-t5", ("SST-2", "AGNews", "TREC"), "RTE", "generated",
-                     FinetuneRecipe(optimizer="adamw", lr=1e-3, batch_size=8, steps=10, weight_decay=0.0,
+            P2Family("nlp", "tiny-t5", ("SST-2", "AGNews"), "RTE", "generated",
+                     FinetuneRecipe(optimizer="adamw", lr=1e-3, batch_size=8, steps=6, weight_decay=0.0,
                                     grad_clip=0.0, eval_every=0, no_decay_bias_ln=False),
                      "sequence-loglik", "T5-Small", max_length=32, calibration_examples=16),
         ),
