@@ -123,6 +123,12 @@ class Profile:
                           p2_model_family=name, extra={**self.extra, **dict(fam.extra)})
 
     @property
+    def plan(self) -> str:
+        """Which of the notebooks' per-profile plans (smoke / cpu / paper sizes) this profile uses:
+        ``extra["plan"]``, else its name (paper-smoke and gpu-check use the smoke plan)."""
+        return str(self.extra.get("plan", self.name))
+
+    @property
     def paper_model(self) -> str:
         """The paper's column our P2 numbers stand beside: the family's model, else T5-Small (closest text model)."""
         for fam in self.p2_families:
@@ -239,7 +245,7 @@ PROFILES: dict[str, Profile] = {
                                    warmup_steps=2, schedule="cosine", eval_every=0, no_decay_bias_ln=False),
         talos_calibration_examples=16,
         # P2 evaluation cut to CI size: 32 validation / 32 test examples per task, every 5th α, 3 AdaMerging steps
-        extra={"p2_n_val": 32, "p2_n_test": 32, "p2_alpha_stride": 5, "p2_adamerging_steps": 3},
+        extra={"p2_n_val": 32, "p2_n_test": 32, "p2_alpha_stride": 5, "p2_adamerging_steps": 3, "plan": "smoke"},
         device="auto",
         # the paper's P2 pages use CLIP (Tables 1-4, Figs. 2-6) and T5 (Tables 1-2, Fig. 1, appendix): here the
         # sensitivity and appendix pages run T5, the others CLIP; `-p model_family nlp|vision` switches any page
@@ -276,6 +282,18 @@ PROFILES: dict[str, Profile] = {
         ),
     ),
 }
+
+#: the paper profile's code paths with random-init FULL-SIZE models (roberta-base, ViT-B/32 at 224 px, t5-base
+#: shapes) on generated text / synthetic image data with paper-smoke's reduced steps, on CUDA: what
+#: benchmarks/gpu_paper_path.py builds the book with to check every notebook's paper path on a GPU
+PROFILES["gpu-check"] = replace(
+    PROFILES["paper-smoke"], name="gpu-check", model="random-roberta-base", device="cuda", max_length=128,
+    description="paper code paths with random-init full-size models (roberta-base, ViT-B/32, t5-base) on generated "
+                "data, reduced steps, CUDA; run by benchmarks/gpu_paper_path.py",
+    extra={**PROFILES["paper-smoke"].extra, "image_size": 224},
+    p2_families=tuple(replace(f, model={"vision": "random-clip-vit-b32", "nlp": "random-t5-base"}[f.name],
+                              max_length=128) for f in PROFILES["paper-smoke"].p2_families),
+)
 
 
 def get_profile(name: str, **overrides: Any) -> Profile:
