@@ -252,7 +252,7 @@ PROFILES: dict[str, Profile] = {
         p2_model_family="vision",
         p2_notebook_families=(("p2_sensitivity", "nlp"), ("p2_appendix", "nlp")),
         p2_families=(
-            P2Family("vision", "tiny-clip", ("EuroSAT", "MNIST"), "ImageNet", "synthetic-images",
+            P2Family("vision", "tiny-clip", ("EuroSAT", "MNIST", "SVHN"), "ImageNet", "synthetic-images",
                      FinetuneRecipe(optimizer="adamw", lr=1e-3, batch_size=8, steps=6, weight_decay=0.1,
                                     warmup_steps=2, schedule="cosine", eval_every=0, no_decay_bias_ln=False),
                      "logit", "ViT-B/32", max_length=32, calibration_examples=16),

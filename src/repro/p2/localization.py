@@ -124,6 +124,20 @@ def grid_summary(rows: Sequence[Mapping]) -> dict[str, float]:
             "xi_unit": mean(lambda r: abs(r["alpha1"]) <= 1 + 1e-9 and abs(r["alpha2"]) <= 1 + 1e-9)}
 
 
+def _on_common_set(masks: Mapping[str, Mask]) -> dict[str, Mask]:
+    """The masks restricted to the parameters all of them are defined on (P1's graftable set and P2's maskable
+    set differ for T5 / CLIP: the final layer norms, the patch embedding); unchanged when the sets agree."""
+    common = set.intersection(*(set(m.shapes) for m in masks.values())) if masks else set()
+    out = {}
+    for k, m in masks.items():
+        if set(m.shapes) == common:
+            out[k] = m
+        else:
+            keep = [n for n in m.shapes if n in common]
+            out[k] = Mask({n: m.tensors[n] for n in keep}, {n: m.shapes[n] for n in keep})
+    return out
+
+
 def mask_overlap_rows(masks: Mapping[str, Mask], **labels: object) -> list[dict]:
     """Pairwise comparison of masks over the same eligible set: one row per ordered pair (a, b), a ≠ b.
 
@@ -132,6 +146,7 @@ def mask_overlap_rows(masks: Mapping[str, Mask], **labels: object) -> list[dict]
     the same sizes (containment: density of b; IoU: pq / (p + q − pq) with densities p, q).
     """
     names = list(masks)
+    masks = _on_common_set(masks)
     rows = []
     for a in names:
         for b in names:
