@@ -73,9 +73,11 @@ def function_localization(wb: "Workbench", vectors: Mapping[str, Mapping[str, to
 
 
 def localization_summary(rows: Sequence[Mapping]) -> dict[str, float]:
-    """Mean ratio on / off the diagonal and the mean |ratio − 1| off it (0 = perfectly localized)."""
-    on = [r["ratio"] for r in rows if r["diagonal"]]
-    off = [r["ratio"] for r in rows if not r["diagonal"]]
+    """Mean ratio on / off the diagonal and the mean |ratio − 1| off it (0 = perfectly localized).
+
+    Undefined ratios (θ0 scores 0 on the evaluation task, e.g. a random-init smoke model) are left out."""
+    on = [r["ratio"] for r in rows if r["diagonal"] and np.isfinite(r["ratio"])]
+    off = [r["ratio"] for r in rows if not r["diagonal"] and np.isfinite(r["ratio"])]
     return {"diag_mean": float(np.mean(on)) if on else float("nan"),
             "off_mean": float(np.mean(off)) if off else float("nan"),
             "off_abs_dev": float(np.mean([abs(x - 1.0) for x in off])) if off else float("nan"),
