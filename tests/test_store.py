@@ -28,7 +28,7 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 def bare_workbench(root: Path) -> Workbench:
     """A Workbench without a model: enough for :meth:`Workbench.cached` (θ_pre is empty)."""
     wb = Workbench.__new__(Workbench)
-    wb.store, wb.pre, wb.model = ArtifactStore(root), {}, torch.nn.Module()
+    wb.store, wb.pre, wb.model, wb.device = ArtifactStore(root), {}, torch.nn.Module(), torch.device("cpu")
     return wb
 
 

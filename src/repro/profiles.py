@@ -61,8 +61,15 @@ class TalosRecipe:
     rounds: int = 4  # R: calibration rounds, each prunes to the round's target sparsity
     soft_value: float = 0.1  # value given to the already-pruned entries while the next round's Fisher is scored
     calibration_examples: int = 5000  # training inputs of the task for the Fisher
+    # TaLoS sensitivity target (P2 Eq. 7, repro.core.fisher.TARGETS): "logprob" =
+    # log-softmax over the classes at the sampled ŷ (the paper's Eq. 7; cpu/smoke), "logit" = the raw logit z_ŷ
+    # (official vision code, CLIP), "sequence-loglik" = log p(ŷ tokens|x) of T5's sampled answer (official NLP
+    # code).  Each P2 model family (P2Family) carries its own.
+    target: str = "logprob"
 
     def __post_init__(self) -> None:
+        _require(self.target in ("logprob", "logit", "sequence-loglik"), "TalosRecipe",
+                 f"target must be logprob, logit or sequence-loglik, got {self.target!r}")
         _require(0.0 <= self.sparsity < 1.0, "TalosRecipe",
                  f"sparsity must be in [0, 1), got {self.sparsity} (1 would train nothing)")
         _require(self.rounds >= 1, "TalosRecipe", f"rounds must be >= 1, got {self.rounds}")
@@ -126,6 +133,19 @@ class Profile:
     talos: TalosRecipe = TalosRecipe()
     alphas: tuple[float, ...] = tuple(round(i * 0.05, 2) for i in range(21))
     p2_protocol: ArithmeticProtocol = ArithmeticProtocol()
+    # where the models run (repro.device): "auto" = cuda when a GPU is visible, else cpu; precision applies on
+    # CUDA only ("bf16" autocast as the official TaLoS code, "tf32" matmuls, "fp32")
+    device: str = "cpu"
+    precision: str = "fp32"
+    # which notebook plan (per-profile sizes) the profile uses ("" = its own name), and the side of the synthetic
+    # images of the paper-smoke / gpu-check vision tasks
+    plan_name: str = ""
+    image_size: int = 32
+    # P2 model families (see P2Family): the family each P2 notebook runs when its `model_family` parameter is
+    # empty ("text" = the profile's own model and p2_tasks), per-notebook exceptions, and the families themselves
+    p2_model_family: str = "text"
+    p2_notebook_families: tuple[tuple[str, str], ...] = ()
+    p2_families: tuple["P2Family", ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -155,6 +175,79 @@ class Profile:
         for recipe, values in nested.items():
             flat[recipe] = replace(flat.get(recipe, getattr(self, recipe)), **values)
         return replace(self, **flat)
+
+    def with_device(self, device: str | None) -> "Profile":
+        """A copy running on ``device`` ("auto", "cpu", "cuda", ...); None or "" keeps the profile's default."""
+        return self.with_(device=device) if device else self
+
+    def family(self, name: str) -> "P2Family":
+        """The P2 model family ``name`` of this profile (fails naming the profile's families)."""
+        for fam in self.p2_families:
+            if fam.name == name:
+                return fam
+        raise ValueError(f"profile {self.name!r} has no P2 model family {name!r}; choose one of "
+                         f"{['text'] + [f.name for f in self.p2_families]}")
+
+    def for_p2(self, model_family: str = "", notebook: str = "", device: str | None = None) -> "Profile":
+        """The profile a P2 notebook runs: ``model_family`` ("" = this profile's choice for ``notebook``;
+        "text" = the profile's own model and tasks; "vision" / "nlp" = that :class:`P2Family`'s model, tasks,
+        control, data source, recipe and TaLoS target), on ``device`` (None: the profile's)."""
+        prof = self.with_device(device)
+        name = model_family or dict(self.p2_notebook_families).get(notebook, self.p2_model_family)
+        if name == "both":
+            raise ValueError("model_family='both' runs a notebook once per family: run it twice, with "
+                             "`-p model_family vision` and `-p model_family nlp` and two --output-dir folders")
+        if name == "text":
+            return prof
+        fam = self.family(name)
+        return prof.with_(model=fam.model, p2_tasks=fam.tasks, p2_control=fam.control, data_source=fam.data_source,
+                          p2_finetune=fam.finetune, talos_target=fam.talos_target, max_length=fam.max_length,
+                          talos_calibration_examples=fam.calibration_examples,
+                          p2_model_family=name)
+
+    @property
+    def plan(self) -> str:
+        """Which of the notebooks' per-profile plans (smoke / cpu / paper sizes) this profile uses:
+        ``plan_name``, else its name (paper-smoke and gpu-check use the smoke plan)."""
+        return self.plan_name or self.name
+
+    @property
+    def paper_model(self) -> str:
+        """The paper's column our P2 numbers stand beside: the family's model, else T5-Small (closest text model)."""
+        for fam in self.p2_families:
+            if fam.name == self.p2_model_family:
+                return fam.paper_model
+        return "T5-Small"
+
+
+@dataclass(frozen=True)
+class P2Family:
+    """One of P2's two model families: the model, the tasks and control, the data source and the recipe."""
+
+    name: str  # vision | nlp
+    model: str  # builder key (repro.models.build)
+    tasks: tuple[str, ...]
+    control: str  # negation control (ImageNet for vision, RTE for NLP)
+    data_source: str  # hub-vision | hub-nlp (paper) | synthetic-images | generated (paper-smoke)
+    finetune: FinetuneRecipe
+    talos_target: str  # "logit" (CLIP raw logit, official vision code) | "sequence-loglik" (T5, official NLP code)
+    paper_model: str  # the printed column (P2 Tables 1-2): ViT-B/32, T5-Small, T5-Base, ...
+    max_length: int = 128
+    calibration_examples: int = 32  # TaLoS calibration inputs (vision: the Val split, ≤ 5000; T5: 32)
+
+
+#: P2 vision recipe (spec D4): AdamW 1e-5, wd 0.1, batch 128, ~2,000 steps, cosine after 500 warm-up steps
+VISION_RECIPE = FinetuneRecipe(optimizer="adamw", lr=1e-5, batch_size=128, steps=2000, weight_decay=0.1,
+                               warmup_steps=500, schedule="cosine", eval_every=0, no_decay_bias_ln=False)
+#: P2 T5 recipe (spec D4): AdamW 1e-4, no weight decay, no schedule, no clipping.  Deviations: the official
+#: effective batch is 1024 (64 x 16 accumulation) for 75,000 steps (days per task); our one training loop has no
+#: accumulation, so batch 64 (the official micro-batch) for 2,000 steps
+NLP_RECIPE = FinetuneRecipe(optimizer="adamw", lr=1e-4, batch_size=64, steps=2000, weight_decay=0.0,
+                            grad_clip=0.0, warmup_steps=0, schedule="constant", eval_every=0, no_decay_bias_ln=False)
+VISION_TASKS: tuple[str, ...] = ("Cars", "DTD", "EuroSAT", "GTSRB", "MNIST", "RESISC45", "SUN397", "SVHN")
+#: the 7 T5 tasks by their hub names (lower case, as the official code keys them; "rte" = SuperGLUE RTE, the
+#: negation control, distinct from P1's GLUE "RTE")
+NLP_TASKS: tuple[str, ...] = ("qasc", "wiki_qa", "quartz", "paws", "story_cloze", "winogrande", "wsc")
 
 
 PROFILES: dict[str, Profile] = {
@@ -212,6 +305,43 @@ PROFILES: dict[str, Profile] = {
         # (0, 0.2, ..., 1.0, × 1/(1 − k) for the sparse methods), 30 AdaMerging steps
         p2_protocol=ArithmeticProtocol(n_test=128, alpha_stride=4, adamerging_steps=30),
     ),
+    "paper-smoke": Profile(
+        name="paper-smoke",
+        model="tiny-roberta",
+        description="the paper profile's code paths (roberta prompt and CLS, GPT-2, CLIP ViT, T5) on tiny random-init "
+                    "models of the same classes, generated text and synthetic image tasks; no hub; for CI",
+        max_length=32,
+        k_shot=8,
+        k_shot_large=32,
+        seeds=(13,),
+        n_test=64,
+        p1_tasks=("SST-2", "QNLI"),
+        p1_finetune=FinetuneRecipe(optimizer="sgd", lr=1e-2, batch_size=4, steps=20, eval_every=10),
+        graft=GraftRecipe(steps=3),
+        sparsities=(1e-3, 1e-2, 1e-1),
+        p2_tasks=("SST-2", "AGNews", "TREC"),
+        p2_finetune=FinetuneRecipe(optimizer="adamw", lr=1e-3, batch_size=8, steps=10, weight_decay=0.1,
+                                   warmup_steps=2, schedule="cosine", eval_every=0, no_decay_bias_ln=False),
+        talos=TalosRecipe(calibration_examples=16),
+        # P2 evaluation cut to CI size: 32 validation / 32 test examples per task, every 5th α, 3 AdaMerging steps
+        p2_protocol=ArithmeticProtocol(n_val=32, n_test=32, alpha_stride=5, adamerging_steps=3),
+        plan_name="smoke",
+        device="auto",
+        # the paper's P2 pages use CLIP (Tables 1-4, Figs. 2-6) and T5 (Tables 1-2, Fig. 1, appendix): here the
+        # sensitivity and appendix pages run T5, the others CLIP; `-p model_family nlp|vision` switches any page
+        p2_model_family="vision",
+        p2_notebook_families=(("p2_sensitivity", "nlp"), ("p2_appendix", "nlp")),
+        p2_families=(
+            P2Family("vision", "tiny-clip", ("EuroSAT", "MNIST", "SVHN"), "ImageNet", "synthetic-images",
+                     FinetuneRecipe(optimizer="adamw", lr=1e-3, batch_size=8, steps=6, weight_decay=0.1,
+                                    warmup_steps=2, schedule="cosine", eval_every=0, no_decay_bias_ln=False),
+                     "logit", "ViT-B/32", max_length=32, calibration_examples=16),
+            P2Family("nlp", "tiny-t5", ("SST-2", "AGNews"), "RTE", "generated",
+                     FinetuneRecipe(optimizer="adamw", lr=1e-3, batch_size=8, steps=6, weight_decay=0.0,
+                                    grad_clip=0.0, eval_every=0, no_decay_bias_ln=False),
+                     "sequence-loglik", "T5-Small", max_length=32, calibration_examples=16),
+        ),
+    ),
     "paper": Profile(
         name="paper",
         model="roberta-base",
@@ -222,8 +352,28 @@ PROFILES: dict[str, Profile] = {
         k_shot_large=4096,
         n_test=0,
         graft=GraftRecipe(steps=100),
+        device="auto",
+        p2_model_family="vision",
+        p2_families=(
+            P2Family("vision", "clip-vit-b32", VISION_TASKS, "ImageNet", "hub-vision", VISION_RECIPE, "logit",
+                     "ViT-B/32", max_length=77, calibration_examples=5000),
+            P2Family("nlp", "t5-small", NLP_TASKS, "rte", "hub-nlp", NLP_RECIPE, "sequence-loglik", "T5-Small"),
+            P2Family("nlp-base", "t5-base", NLP_TASKS, "rte", "hub-nlp", NLP_RECIPE, "sequence-loglik", "T5-Base"),
+        ),
     ),
 }
+
+#: the paper profile's code paths with random-init FULL-SIZE models (roberta-base, ViT-B/32 at 224 px, t5-base
+#: shapes) on generated text / synthetic image data with paper-smoke's reduced steps, on CUDA: what
+#: benchmarks/gpu_paper_path.py builds the book with to check every notebook's paper path on a GPU
+PROFILES["gpu-check"] = replace(
+    PROFILES["paper-smoke"], name="gpu-check", model="random-roberta-base", device="cuda", max_length=128,
+    description="paper code paths with random-init full-size models (roberta-base, ViT-B/32, t5-base) on generated "
+                "data, reduced steps, CUDA; run by benchmarks/gpu_paper_path.py",
+    image_size=224,
+    p2_families=tuple(replace(f, model={"vision": "random-clip-vit-b32", "nlp": "random-t5-base"}[f.name],
+                              max_length=128) for f in PROFILES["paper-smoke"].p2_families),
+)
 
 
 def get_profile(name: str, **overrides: Any) -> Profile:

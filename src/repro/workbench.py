@@ -25,6 +25,7 @@ from repro.core.finetune import TrainResult, train
 from repro.core.grafting import GraftResult, grafted_params, learn_graft
 from repro.core.masks import Mask
 from repro.core.taskvec import TaskVector
+from repro.device import configure, resolve_device
 from repro.models.base import Classifier
 from repro.models.build import build_model
 from repro.paths import artifacts_dir as artifacts_dir_path
@@ -47,6 +48,7 @@ class Codec(Generic[T]):
     load: Callable[[Path], tuple[T, dict]]
     tensors: Callable[[T], Mapping[str, torch.Tensor]]
     reload: bool = True  # False: a fresh computation is returned as computed (JSON turns float keys into strings)
+    to: Callable[[T, torch.device], T] = lambda value, device: value  # place a value on the workbench's device
 
 
 def _load_mask(path: Path) -> tuple[Mask, dict]:
@@ -66,8 +68,13 @@ def load_sparse_vector(path: Path) -> tuple[dict[str, torch.Tensor], dict]:
 
 
 MASK: Codec[Mask] = Codec("mask", lambda path, m, meta: m.save(path, meta), _load_mask, lambda m: {})
-VECTOR: Codec[dict] = Codec("sparse task vector", save_sparse_vector, load_sparse_vector, lambda v: v)
-TENSORS: Codec[dict] = Codec("tensors", save_tensors, load_tensors, lambda v: v)
+def _on_device(tensors: Mapping[str, torch.Tensor], device: torch.device) -> dict[str, torch.Tensor]:
+    return {n: t.to(device) for n, t in tensors.items()}
+
+
+VECTOR: Codec[dict] = Codec("sparse task vector", save_sparse_vector, load_sparse_vector, lambda v: v,
+                            to=_on_device)
+TENSORS: Codec[dict] = Codec("tensors", save_tensors, load_tensors, lambda v: v, to=_on_device)
 JSON: Codec[Any] = Codec("json", save_json_artifact, load_json_artifact, lambda v: {}, reload=False)
 
 
@@ -84,6 +91,8 @@ class Workbench:
         self.linear_heads = linear_heads
         torch.manual_seed(0)
         self.model: Classifier = build_model(self.profile, seed=0)
+        self.device = resolve_device(self.profile.device)  # model, θ_pre, loaded τ live here (repro.device)
+        self.precision = configure(self.model, self.device, self.profile.precision)
         self.model.eval()
         for p in self.model.parameters():
             p.requires_grad_(False)
@@ -151,7 +160,7 @@ class Workbench:
                 value, meta = codec.load(path)
                 problem = stale_reason(meta, stamp)
                 if problem is None:
-                    return value, meta
+                    return codec.to(value, self.device), meta
                 self.store.quarantine(path, problem)
             except FileNotFoundError:
                 pass
@@ -165,7 +174,7 @@ class Workbench:
             check_finite(codec.tensors(value), f"{kind} artifact (not cached)")
             codec.save(path, value, {**meta, "config": config, STORE_FIELD: {"code": stamp}})
             stored, stored_meta = codec.load(path)
-            return (stored if codec.reload else value), stored_meta
+            return codec.to(stored if codec.reload else value, self.device), stored_meta
 
     # --- fine-tuning -----------------------------------------------------------------------------------
     def finetune(self, tasks: str | Sequence[str], recipe: FinetuneRecipe | None = None, **kw: Any
@@ -216,7 +225,7 @@ class Workbench:
         with torch.no_grad():
             own = dict(self.model.named_parameters())
             for n, v in heads.items():
-                own[n].copy_(v)
+                own[n].copy_(v.to(own[n].device))
 
     # --- evaluation ------------------------------------------------------------------------------------
     def overrides(self, vector: Mapping[str, torch.Tensor] | None, alpha: float = 1.0,

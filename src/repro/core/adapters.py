@@ -10,7 +10,7 @@ the same task-vector code as every other method.  Adapters change the architectu
 from __future__ import annotations
 
 from contextlib import contextmanager
-from typing import Iterator, Mapping, Sequence
+from typing import Callable, Iterator, Mapping, Sequence
 
 import torch
 from torch import nn
@@ -33,8 +33,77 @@ def _remove_lora(model: Classifier) -> None:
         setattr(model.get_submodule(parent_name), child, mod.base_layer)
 
 
+class PackedQVLoRA(nn.Module):
+    """LoRA on the Q and V blocks of a packed ``in_proj_weight`` [3d, d] (nn.MultiheadAttention, CLIP ViT), as a
+    parametrization W ↦ W + (α/r)·[B_q A_q; 0; B_v A_v] (the official vision L-LoRA adapts Q and V only)."""
+
+    def __init__(self, dim: int, rank: int, alpha: float) -> None:
+        super().__init__()
+        self.scale = alpha / rank
+        self.lora_A_q = nn.Parameter(torch.empty(rank, dim))
+        self.lora_A_v = nn.Parameter(torch.empty(rank, dim))
+        for a in (self.lora_A_q, self.lora_A_v):
+            nn.init.kaiming_uniform_(a, a=5 ** 0.5)  # as peft: A random, B zero (ΔW = 0 at the start)
+        self.lora_B_q = nn.Parameter(torch.zeros(dim, rank))
+        self.lora_B_v = nn.Parameter(torch.zeros(dim, rank))
+
+    def delta(self) -> torch.Tensor:
+        d = self.lora_A_q.shape[1]
+        zero = torch.zeros(d, d, dtype=self.lora_A_q.dtype, device=self.lora_A_q.device)
+        return self.scale * torch.cat([self.lora_B_q @ self.lora_A_q, zero, self.lora_B_v @ self.lora_A_v])
+
+    def forward(self, weight: torch.Tensor) -> torch.Tensor:
+        return weight + self.delta().to(weight.dtype)
+
+
+def lora_targets(model: Classifier) -> tuple[str, ...]:
+    """The Q / V module names LoRA adapts in ``model`` (``model.LORA_TARGETS``, default BERT/RoBERTa's)."""
+    return tuple(getattr(model, "LORA_TARGETS", LORA_TARGETS))
+
+
+def inject_lora(model: Classifier, rank: int, alpha: float, targets: Sequence[str] | None = None
+                ) -> tuple[list[str], Callable[[], dict[str, torch.Tensor]], Callable[[], None]]:
+    """Insert LoRA on Q and V; returns (its parameter names, fold() → τ over the original names, remove())."""
+    from torch.nn.utils import parametrize
+
+    targets = lora_targets(model) if targets is None else tuple(targets)
+    if targets == ("in_proj_weight",):  # packed attention (CLIP ViT): our own Q/V parametrization
+        sites = {n: m for n, m in model.named_modules() if isinstance(m, nn.MultiheadAttention)
+                 and n.startswith("backbone.visual.")}
+        for m in sites.values():
+            parametrize.register_parametrization(m, "in_proj_weight",
+                                                 PackedQVLoRA(m.embed_dim, rank, alpha).to(m.in_proj_weight.device))
+
+        def fold() -> dict[str, torch.Tensor]:
+            with torch.no_grad():
+                return {f"{n}.in_proj_weight": m.parametrizations.in_proj_weight[0].delta().detach().clone()
+                        for n, m in sites.items()}
+
+        def remove() -> None:
+            for m in sites.values():
+                parametrize.remove_parametrizations(m, "in_proj_weight", leave_parametrized=False)
+    else:
+        from peft import LoraConfig, inject_adapter_in_model
+
+        cfg = LoraConfig(r=rank, lora_alpha=alpha, target_modules=list(targets), lora_dropout=0.0, bias="none")
+        inject_adapter_in_model(cfg, getattr(model, "backbone"))
+
+        def fold() -> dict[str, torch.Tensor]:
+            with torch.no_grad():
+                return {f"{n}.weight": m.get_delta_weight("default").detach().clone()
+                        for n, m in _lora_modules(model).items()}
+
+        def remove() -> None:
+            _remove_lora(model)
+    names = [n for n, _ in model.named_parameters() if ".lora_" in n]
+    if not names:
+        remove()
+        raise ValueError(f"no LoRA parameters were injected for targets {targets}")
+    return names, fold, remove
+
+
 def lora_finetune(model: Classifier, train_data: Mapping[str, Sequence[Example]], recipe: FinetuneRecipe,
-                  rank: int = 16, alpha: float = 32.0, targets: Sequence[str] = LORA_TARGETS,
+                  rank: int = 16, alpha: float = 32.0, targets: Sequence[str] | None = None,
                   dev_data: Mapping[str, Sequence[Example]] | None = None, linearized: bool = False,
                   seed: int = 0, progress: bool = True) -> tuple[dict[str, torch.Tensor], TrainResult]:
     """Train LoRA (Hu et al. 2021) on ``targets``; return τ = (α/r)·B·A per adapted weight, and the train log.
@@ -42,24 +111,14 @@ def lora_finetune(model: Classifier, train_data: Mapping[str, Sequence[Example]]
     ``linearized=True`` trains the LoRA parameters of the linearized model (L-LoRA, Tang et al. 2024).
     The model is left exactly as it was (adapters removed).
     """
-    from peft import LoraConfig, inject_adapter_in_model
-
     torch.manual_seed(seed)
-    backbone = getattr(model, "backbone")
-    cfg = LoraConfig(r=rank, lora_alpha=alpha, target_modules=list(targets), lora_dropout=0.0, bias="none")
-    inject_adapter_in_model(cfg, backbone)
+    names, fold, remove = inject_lora(model, rank, alpha, targets)
     try:
-        names = [n for n, _ in model.named_parameters() if ".lora_" in n]
-        if not names:
-            raise ValueError(f"no LoRA parameters were injected for targets {targets}")
         res = train(model, train_data, recipe, names, dev_data=dev_data, seed=seed, linearized=linearized,
                     progress=progress)
-        tau = {}
-        for name, mod in _lora_modules(model).items():
-            with torch.no_grad():
-                tau[f"{name}.weight"] = mod.get_delta_weight("default").detach().clone()
+        tau = fold()
     finally:
-        _remove_lora(model)
+        remove()
         for p in model.parameters():
             p.requires_grad_(False)
     return tau, res

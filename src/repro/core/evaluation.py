@@ -15,6 +15,7 @@ from torch.func import functional_call, jvp
 from repro.data import Example, chunks
 from repro.core.metrics import accuracy, expected_calibration_error, f1_binary
 from repro.models.base import Classifier
+from repro.device import autocast
 
 
 @dataclass
@@ -40,6 +41,13 @@ def forward(model: Classifier, batch: dict[str, torch.Tensor], task: str,
     f(x; θ0) + J_θ0(x)·(θ − θ0) (Ortiz-Jiménez et al. 2023, Eq. 3), θ being ``overrides`` or the model's own
     parameters.  Gradients flow through θ, so the same call trains linearized models.
     """
+    with autocast(model):  # bf16 autocast when the profile asks for it on CUDA (repro.device), else a no-op
+        return _forward(model, batch, task, overrides, linear_base)
+
+
+def _forward(model: Classifier, batch: dict[str, torch.Tensor], task: str,
+             overrides: Mapping[str, torch.Tensor] | None, linear_base: Mapping[str, torch.Tensor] | None
+             ) -> torch.Tensor:
     if linear_base is None:
         if overrides:
             return functional_call(model, dict(overrides), (batch,), {"task": task}, strict=False)

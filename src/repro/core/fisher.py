@@ -19,9 +19,12 @@ Per-example gradients
     is the reference; ``method="auto"`` falls back to it with a warning for models vmap cannot map.
 
 Fisher targets (P2 Eq. 7)
-    ``target="logprob"``: the score is (∂ log p(ŷ|x)/∂θ)², a true diagonal-Fisher estimate: the TaLoS NLP (T5)
-    code and the paper.  ``target="logit"``: (∂ z_ŷ/∂θ)², the raw logit of the sampled class: what the official
-    *vision* (CLIP) code does.  ``label_source="sampled"`` draws one ŷ ~ softmax(f(x)) per example (P2 Eq. 7);
+    ``target="logprob"``: the score is (∂ log p(ŷ|x)/∂θ)², log p = log-softmax over the C classes: the paper's
+    Eq. 7 and our cpu/smoke default.  ``target="logit"``: (∂ z_ŷ/∂θ)², the model's raw output for the sampled
+    class.  The official code uses the latter in both domains: for CLIP z_ŷ is the raw logit (vision code); for
+    :class:`repro.models.t5.T5RankClassifier` z_ŷ *is* the sequence log-likelihood log p(ŷ tokens | x) of the
+    sampled answer (NLP code), which ``"sequence-loglik"`` names (same function).  ``Profile.talos.target`` picks
+    one per model family.  ``label_source="sampled"`` draws one ŷ ~ softmax(f(x)) per example (P2 Eq. 7);
     ``"true"`` uses the gold label, i.e. the *empirical* Fisher of FISH (Sung et al. 2021).  Scores are summed
     over examples (no 1/N, as in the official code; the ranking is the same as Eq. 7's mean).
 
@@ -51,7 +54,7 @@ from repro.models.base import Classifier
 #: ``target_fn(logits[C], label[]) -> scalar`` for one example
 TargetFn = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
 
-TARGETS_CHOICES = ("logprob", "logit")
+TARGETS_CHOICES = ("logprob", "logit", "sequence-loglik")
 LABEL_SOURCES = ("sampled", "true")
 METHODS = ("auto", "vmap", "loop")
 
@@ -67,7 +70,8 @@ def logit_target(logits: torch.Tensor, label: torch.Tensor) -> torch.Tensor:
     return logits.float().gather(-1, label.reshape(1).long()).squeeze(-1)
 
 
-TARGETS: dict[str, TargetFn] = {"logprob": logprob_target, "logit": logit_target}
+#: "sequence-loglik" = "logit" on a T5RankClassifier, whose logits are the answers' sequence log-likelihoods
+TARGETS: dict[str, TargetFn] = {"logprob": logprob_target, "logit": logit_target, "sequence-loglik": logit_target}
 
 
 def _target_fn(target: str | TargetFn) -> TargetFn:

@@ -313,6 +313,10 @@ def load_task(name: str, profile: "Profile", seed: int = 13, k: int | None = Non
     the data seed ``profile.generated_seed`` (default 0) and a train pool of
     :func:`repro.data.generated.pool_size` examples, so the k-shot ``seed`` only changes which examples are drawn.
     """
+    if profile.data_source in ("hub-vision", "hub-nlp", "synthetic-images") and data_dir is None:
+        from repro.data.families import load_family_task  # P2's CLIP / T5 tasks bring their own splits
+
+        return load_family_task(name, profile, seed=seed, n_test=n_test, test_seed=test_seed)
     spec = get_spec(name)
     k = int(profile.k_shot if k is None else k)
     n_test = int(profile.n_test if n_test is None else n_test)

@@ -19,7 +19,7 @@ from typing import Iterable, Sequence
 import torch
 from torch import nn
 
-from repro.data import Example, TaskSpec
+from repro.data.tasks import Example, TaskSpec
 
 
 class Classifier(nn.Module):

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Callable
 
+import torch
+
 from repro.models.base import Classifier
 from repro.profiles import Profile
 
@@ -71,6 +73,51 @@ def _tiny_clip(p: Profile, seed: int) -> Classifier:
     return clip.build_tiny_clip(seed=seed)
 
 
+def _random_roberta_base(p: Profile, seed: int) -> Classifier:
+    """roberta-base shapes (12 × 768, vocab 50265), random init, offline tiny BPE tokenizer (GPU path check)."""
+    from transformers import RobertaConfig, RobertaForMaskedLM
+
+    from repro.models import prompt_lm
+    from repro.models.tiny_tokenizers import tiny_bpe_tokenizer
+
+    tok = tiny_bpe_tokenizer("roberta")
+    cfg = RobertaConfig(vocab_size=50265, max_position_embeddings=514, pad_token_id=tok.pad_token_id,
+                        bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id, type_vocab_size=1,
+                        attn_implementation="eager")
+    torch.manual_seed(seed)
+    return prompt_lm.PromptMLMClassifier(RobertaForMaskedLM(cfg), tok, max_length=p.max_length)
+
+
+def _random_clip_vit_b32(p: Profile, seed: int) -> Classifier:
+    """open_clip ViT-B/32 architecture, random init (no weights download; GPU path check)."""
+    import open_clip
+
+    from repro.models import clip
+
+    torch.manual_seed(seed)
+    model = open_clip.create_model("ViT-B-32", pretrained=None)
+    size = model.visual.image_size
+    size = size[0] if isinstance(size, (tuple, list)) else size
+    return clip.CLIPImageClassifier(model, open_clip.image_transform(size, is_train=False),
+                                    open_clip.get_tokenizer("ViT-B-32"),
+                                    train_preprocess=open_clip.image_transform(size, is_train=True))
+
+
+def _random_t5_base(p: Profile, seed: int) -> Classifier:
+    """t5-base shapes (12 + 12 layers × 768, d_ff 3072, vocab 32128), random init, tiny tokenizer (GPU check)."""
+    from transformers import T5Config, T5ForConditionalGeneration
+
+    from repro.models import t5
+    from repro.models.tiny_tokenizers import tiny_t5_tokenizer
+
+    tok = tiny_t5_tokenizer()
+    cfg = T5Config(vocab_size=32128, d_model=768, d_kv=64, d_ff=3072, num_layers=12, num_heads=12,
+                   pad_token_id=tok.pad_token_id, eos_token_id=tok.eos_token_id,
+                   decoder_start_token_id=tok.pad_token_id, attn_implementation="eager")
+    torch.manual_seed(seed)
+    return t5.T5RankClassifier(T5ForConditionalGeneration(cfg), tok, max_length=p.max_length)
+
+
 BUILDERS: dict[str, Callable[[Profile, int], Classifier]] = {
     "minilm": _minilm,
     "tiny-bert": _tiny_bert,
@@ -86,6 +133,9 @@ BUILDERS: dict[str, Callable[[Profile, int], Classifier]] = {
     "tiny-gpt2": _tiny_gpt2,
     "tiny-t5": _tiny_t5,
     "tiny-clip": _tiny_clip,
+    "random-roberta-base": _random_roberta_base,
+    "random-clip-vit-b32": _random_clip_vit_b32,
+    "random-t5-base": _random_t5_base,
 }
 MODEL_KEYS: tuple[str, ...] = tuple(BUILDERS)
 

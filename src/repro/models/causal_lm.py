@@ -22,13 +22,16 @@ from typing import Sequence
 import torch
 from torch import nn
 
-from repro.data import Example, TaskSpec
+from repro.data.tasks import Example, TaskSpec
 from repro.models.base import Classifier
 from repro.models.prompt_lm import LabelWordHead, encode_segments, pad_batch, render_segments, single_token_ids
 
 
 class CausalLMPromptClassifier(Classifier):
     """GPT-2 (``GPT2LMHeadModel``) → next-token logits at the end of the prompt, restricted to the options."""
+
+    #: LoRA targets: GPT-2 packed QKV Conv1D (peft adapts all of c_attn)
+    LORA_TARGETS = ("c_attn",)
 
     def __init__(self, backbone: nn.Module, tokenizer, max_length: int = 256) -> None:
         super().__init__()

@@ -36,7 +36,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from repro.data import Example, TaskSpec
+from repro.data.tasks import Example, TaskSpec
 from repro.models.base import Classifier
 from repro.models.sentence import ZeroShotHead
 
@@ -91,6 +91,9 @@ class NormalizedLinearHead(nn.Module):
 class CLIPImageClassifier(Classifier):
     """open_clip ``CLIP`` model → image features → per-task zero-shot (or linear) head."""
 
+    #: LoRA targets: packed Q/V of the visual attention (repro.core.adapters.PackedQVLoRA)
+    LORA_TARGETS = ("in_proj_weight",)
+
     def __init__(self, backbone: nn.Module, preprocess: Callable, text_tokenizer: Callable,
                  train_preprocess: Callable | None = None, augment: bool = True,
                  templates: Mapping[str, Sequence[Template]] | None = None) -> None:
@@ -133,7 +136,7 @@ class CLIPImageClassifier(Classifier):
             head: nn.Module = NormalizedLinearHead(self.embed_dim, spec.num_labels)
         else:
             temps = tuple(templates) if templates is not None else tuple(
-                self.templates.get(spec.name, DEFAULT_TEMPLATES))
+                self.templates.get(spec.name) or _dataset_templates(spec.name))
             scale = float(self.backbone.logit_scale.detach().exp())
             head = ZeroShotHead(self.class_vectors(names, temps), scale)
         self.specs[spec.name] = spec
@@ -155,6 +158,8 @@ class CLIPImageClassifier(Classifier):
             if image.dim() != 3:
                 raise ValueError(f"image tensors must be preprocessed [3, H, W], got shape {tuple(image.shape)}")
             return image.float()
+        if callable(image):  # a lazy dataset item (repro.data.hub_vision): a callable returning a PIL image
+            image = image()
         if isinstance(image, (str, Path)):
             from PIL import Image
 
@@ -199,6 +204,13 @@ class CLIPImageClassifier(Classifier):
                 prefix = f"backbone.visual.{mname}." if mname else "backbone.visual."
                 keep.update(prefix + p for p, _ in mod.named_parameters(recurse=False))
         return [n for n, _ in self.named_parameters() if n in keep]
+
+
+def _dataset_templates(task: str) -> tuple[Template, ...]:
+    """The P2 dataset's zero-shot templates (:data:`repro.data.hub_vision.VISION_TEMPLATES`), else the default."""
+    from repro.data.hub_vision import VISION_TEMPLATES, templates_for
+
+    return templates_for(task) if task in VISION_TEMPLATES or task == "ImageNet" else DEFAULT_TEMPLATES
 
 
 def build_clip(arch: str = "ViT-B-32", pretrained: str = "openai") -> CLIPImageClassifier:

@@ -36,7 +36,7 @@ from typing import Mapping, Sequence
 import torch
 from torch import nn
 
-from repro.data import Example, TaskSpec
+from repro.data.tasks import Example, TaskSpec
 from repro.models.base import Classifier
 
 #: per-task maximum lengths of the official P1 scripts (``--max_seq_len 256`` for these, else 128)

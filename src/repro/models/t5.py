@@ -29,7 +29,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from repro.data import Example, TaskSpec
+from repro.data.tasks import Example, TaskSpec
 from repro.models.base import Classifier
 from repro.models.prompt_lm import attention_mask_for, fit_text, render_segments
 
@@ -45,6 +45,9 @@ class ChoiceHead(nn.Module):
 
 class T5RankClassifier(Classifier):
     """``T5ForConditionalGeneration`` → C-way logits = summed log-probs of each answer choice."""
+
+    #: LoRA targets: T5 attention Q and V (the official NLP L-LoRA targets)
+    LORA_TARGETS = ("q", "v")
 
     SENTINEL = "<extra_id_0>"
 

@@ -26,6 +26,7 @@ from repro.p2.cost import IterationCost, PeakMemory, measure_iteration
 from repro.core.masks import Mask
 
 if TYPE_CHECKING:  # pragma: no cover
+    from repro.profiles import Profile
     from repro.workbench import Workbench
 
 #: P2 Table 3 rows, in print order (keys of :data:`repro.p2.methods.METHODS`)
@@ -42,28 +43,22 @@ def _spawn(fn: Callable[..., Any], *args: Any) -> Any:
         return pool.apply(fn, args)
 
 
-def _workbench(profile: str, data_dir: str | None, seed: int, device: str | None, root: str) -> "Workbench":
-    """A fresh workbench whose artifact store is the throw-away folder ``root`` (the shared cache is not touched)."""
+def _workbench(profile: "str | Profile", data_dir: str | None, seed: int, device: str | None,
+               root: str) -> "Workbench":
+    """A fresh workbench whose artifact store is the throw-away folder ``root`` (the shared cache is not touched),
+    on ``device`` (None: the profile's; :mod:`repro.device` moves the model and θ_pre)."""
+    from repro.profiles import get_profile
     from repro.workbench import Workbench
 
-    wb = Workbench(profile, data_dir=data_dir, artifacts_dir=root, seed=seed)
-    if device and device != "cpu":
-        wb.model.to(device)
-        wb.pre = {n: t.to(device) for n, t in wb.pre.items()}
-    return wb
+    prof = get_profile(profile) if isinstance(profile, str) else profile  # a P2 family's profile is passed whole
+    return Workbench(prof.with_device(device), data_dir=data_dir, artifacts_dir=root, seed=seed)
 
 
 def inject_lora(model, rank: int, alpha: float) -> list[str]:
     """Insert LoRA on Q and V of the backbone (as :func:`repro.core.adapters.lora_finetune` does); its parameter names."""
-    from peft import LoraConfig, inject_adapter_in_model
+    from repro.core.adapters import inject_lora as _inject
 
-    from repro.core.adapters import LORA_TARGETS
-
-    cfg = LoraConfig(r=rank, lora_alpha=alpha, target_modules=list(LORA_TARGETS), lora_dropout=0.0, bias="none")
-    inject_adapter_in_model(cfg, getattr(model, "backbone"))
-    names = [n for n, _ in model.named_parameters() if ".lora_" in n]
-    if not names:
-        raise ValueError("no LoRA parameters were injected")
+    names, _, _ = _inject(model, rank, alpha)
     return names
 
 
@@ -123,7 +118,7 @@ def iteration_costs(wb: "Workbench", task: str, methods: Sequence[str] = TABLE3_
     data_dir = str(wb.data_dir) if wb.data_dir else None
     rows = []
     for m in methods:
-        args = (wb.profile.name, data_dir, wb.seed, task, m, masks.get(m), iterations, warmup, device)
+        args = (wb.profile, data_dir, wb.seed, task, m, masks.get(m), iterations, warmup, device)
         cost = _spawn(_iteration_child, *args) if subprocess else _iteration_child(*args)
         rows.append({"key": m, **cost.as_row()})
     return rows
@@ -152,7 +147,7 @@ def calibration_cost(wb: "Workbench", task: str, device: str | None = None,
     """P2 Table 4 (TaLoS "Mask" columns): seconds and peak memory of the zoo's TaLoS calibration of ``task``,
     recomputed from scratch in a fresh process (the shared cache is not touched)."""
     device = device or str(wb.model.device)
-    args = (wb.profile.name, str(wb.data_dir) if wb.data_dir else None, wb.seed, task, device)
+    args = (wb.profile, str(wb.data_dir) if wb.data_dir else None, wb.seed, task, device)
     return _spawn(_calibration_child, *args) if subprocess else _calibration_child(*args)
 
 

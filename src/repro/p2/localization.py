@@ -78,9 +78,11 @@ def function_localization(wb: "Workbench", vectors: Mapping[str, Mapping[str, to
 
 
 def localization_summary(rows: Sequence[Mapping]) -> dict[str, float]:
-    """Mean ratio on / off the diagonal and the mean |ratio − 1| off it (0 = perfectly localized)."""
-    on = [r["ratio"] for r in rows if r["diagonal"]]
-    off = [r["ratio"] for r in rows if not r["diagonal"]]
+    """Mean ratio on / off the diagonal and the mean |ratio − 1| off it (0 = perfectly localized).
+
+    Undefined ratios (θ0 scores 0 on the evaluation task, e.g. a random-init smoke model) are left out."""
+    on = [r["ratio"] for r in rows if r["diagonal"] and np.isfinite(r["ratio"])]
+    off = [r["ratio"] for r in rows if not r["diagonal"] and np.isfinite(r["ratio"])]
     return {"diag_mean": float(np.mean(on)) if on else float("nan"),
             "off_mean": float(np.mean(off)) if off else float("nan"),
             "off_abs_dev": float(np.mean([abs(x - 1.0) for x in off])) if off else float("nan"),
@@ -156,6 +158,20 @@ def grid_summary(rows: Sequence[Mapping]) -> dict[str, float]:
             "xi_unit": mean(lambda r: abs(r["alpha1"]) <= 1 + 1e-9 and abs(r["alpha2"]) <= 1 + 1e-9)}
 
 
+def _on_common_set(masks: Mapping[str, Mask]) -> dict[str, Mask]:
+    """The masks restricted to the parameters all of them are defined on (P1's graftable set and P2's maskable
+    set differ for T5 / CLIP: the final layer norms, the patch embedding); unchanged when the sets agree."""
+    common = set.intersection(*(set(m.shapes) for m in masks.values())) if masks else set()
+    out = {}
+    for k, m in masks.items():
+        if set(m.shapes) == common:
+            out[k] = m
+        else:
+            keep = [n for n in m.shapes if n in common]
+            out[k] = Mask({n: m.tensors[n] for n in keep}, {n: m.shapes[n] for n in keep})
+    return out
+
+
 def mask_overlap_rows(masks: Mapping[str, Mask], **labels: object) -> list[dict]:
     """Pairwise comparison of masks over the same eligible set: one row per ordered pair (a, b), a ≠ b.
 
@@ -164,6 +180,7 @@ def mask_overlap_rows(masks: Mapping[str, Mask], **labels: object) -> list[dict]
     the same sizes (containment: density of b; IoU: pq / (p + q − pq) with densities p, q).
     """
     names = list(masks)
+    masks = _on_common_set(masks)
     rows = []
     for a in names:
         for b in names:

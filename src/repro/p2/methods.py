@@ -111,15 +111,16 @@ def talos_mask(wb: "Workbench", task: str, seed: int | None = None, sparsity: fl
     p = wb.profile
     seed = wb.seed if seed is None else seed
     sparsity = p.talos.sparsity if sparsity is None else sparsity
+    target = p.talos.target  # "logprob" (cpu/smoke), "logit" (CLIP raw logit), "sequence-loglik" (T5)
     config = {"kind": "talos", "sparsity": sparsity, "rounds": p.talos.rounds, "soft": p.talos.soft_value,
-              "n": p.talos.calibration_examples, "target": "logprob", **_data_config(wb, task, seed)}
+              "n": p.talos.calibration_examples, "target": target, **_data_config(wb, task, seed)}
     from repro.workbench import MASK
 
     def compute() -> tuple[Mask, dict]:
         examples = calibration_examples(wb, task, seed=seed)
         start = time.perf_counter()
         mask, report = talos_calibrate(wb.model, examples, task, wb.names("maskable"), sparsity=sparsity,
-                                       rounds=p.talos.rounds, soft_value=p.talos.soft_value, target="logprob",
+                                       rounds=p.talos.rounds, soft_value=p.talos.soft_value, target=target,
                                        seed=seed, progress=progress)
         return mask, {"report": report.to_dict(), "seconds": time.perf_counter() - start}
 
@@ -138,11 +139,11 @@ def lota_mask_for(wb: "Workbench", task: str, seed: int | None = None,
 
 # --- fine-tuning -----------------------------------------------------------------------------------------
 def _l_lora(wb: "Workbench", task: str, recipe: FinetuneRecipe, seed: int) -> tuple[dict[str, torch.Tensor], dict]:
-    from repro.core.adapters import LORA_TARGETS, lora_finetune
+    from repro.core.adapters import lora_finetune, lora_targets
     from repro.workbench import VECTOR
 
     data = wb.task(task, seed=seed)
-    config = {"kind": "l-lora", "rank": LORA_RANK, "alpha": LORA_ALPHA, "targets": list(LORA_TARGETS),
+    config = {"kind": "l-lora", "rank": LORA_RANK, "alpha": LORA_ALPHA, "targets": list(lora_targets(wb.model)),
               "recipe": asdict(recipe), **_data_config(wb, task, seed)}
 
     def compute() -> tuple[dict[str, torch.Tensor], dict]:

@@ -241,7 +241,10 @@ class Results:
         return claim
 
     def to_dict(self) -> dict[str, Any]:
-        meta = dict(self.meta, created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"))
+        from repro.device import environment_meta  # device, precision, model classes, versions, git commit
+
+        meta = dict(self.meta, **environment_meta())
+        meta["created"] = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
         return {"meta": meta, "tables": self.tables, "figures": self.figures, "claims": self.claims}
 
     def path(self, output_dir: str | Path = "results") -> Path:

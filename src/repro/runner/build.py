@@ -122,7 +122,7 @@ def run_jupyter_book(warnings_as_errors: bool = False, log: Callable[[str], None
 
 def build_book(profile: str = "cpu", only: Iterable[str] | None = None, jobs: int = 1,
                warnings_as_errors: bool = False, output_dir: str | Path = "results", data_dir: str | None = None,
-               force: bool = False, log: Callable[[str], None] = print) -> BuildReport:
+               force: bool = False, log: Callable[[str], None] = print, device: str | None = None) -> BuildReport:
     """Execute the book's notebooks for ``profile`` (cached), regenerate the claims page, build the HTML.
 
     ``only`` restricts execution to some notebooks (the others use their executed copy from an earlier build, or a
@@ -151,6 +151,8 @@ def build_book(profile: str = "cpu", only: Iterable[str] | None = None, jobs: in
         params: dict[str, Any] = {}
         if data_dir and "data_dir" in declared:
             params["data_dir"] = data_dir
+        if device and "device" in declared:  # --device: every notebook's device parameter (repro.device)
+            params["device"] = device
         book_params[name] = kernel_params(name, profile, params, out_rel, declared)
         if name not in selected:
             continue

@@ -57,6 +57,11 @@ DATA_ARG = arg("--data", metavar="DIR", default=None,
                     "data_dir parameter")
 
 
+DEVICE_ARG = arg("--device", default=None, metavar="DEV",
+                 help="auto | cpu | cuda[:N]: passed as the notebooks' device parameter (default: the profile's; "
+                      "paper profiles use cuda when available)")
+
+
 def _abs(path: str | None) -> str | None:
     return None if path is None else os.path.abspath(os.path.expanduser(path))
 
@@ -71,12 +76,13 @@ def _abs(path: str | None) -> str | None:
          arg("--warnings-as-errors", "-W", action="store_true", help="fail on any Sphinx warning (CI)"),
          arg("--force", action="store_true", help="re-execute even unchanged notebooks"),
          arg("--output-dir", default=None, metavar="DIR", help="results root (default: results/ in the repository)"),
-         DATA_ARG)
+         DATA_ARG, DEVICE_ARG)
 def _book(args: argparse.Namespace) -> int:
     from repro.runner.build import build_book
 
     build_book(profile=args.profile, only=args.only, jobs=args.jobs, warnings_as_errors=args.warnings_as_errors,
-               output_dir=_abs(args.output_dir) or "results", data_dir=_abs(args.data), force=args.force)
+               output_dir=_abs(args.output_dir) or "results", data_dir=_abs(args.data), force=args.force,
+               device=args.device)
     return 0
 
 
@@ -91,7 +97,7 @@ def _book(args: argparse.Namespace) -> int:
                   "(default: results/ in the repository)"),
          arg("--output", default=None, metavar="PATH", help="where to write the executed notebook instead"),
          arg("--cached", action="store_true", help="skip if unchanged since the last run with these parameters"),
-         DATA_ARG)
+         DATA_ARG, DEVICE_ARG)
 def _run(args: argparse.Namespace) -> int:
     from repro.runner.execute import run_notebook
     from repro.runner.notebooks import notebook_parameters, parse_cli_value
@@ -106,6 +112,8 @@ def _run(args: argparse.Namespace) -> int:
         params[key] = value
     if args.data:
         params["data_dir"] = _abs(args.data)
+    if args.device:
+        params["device"] = args.device
     r = run_notebook(args.notebook, profile=args.profile, params=params,
                      output_dir=_abs(args.output_dir) or "results", executed_path=args.output, use_cache=args.cached)
     print(f"{r.notebook}: {r.status} in {r.seconds:.1f} s\n  executed: {r.executed}\n  results:  {r.results}")
