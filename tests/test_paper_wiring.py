@@ -82,6 +82,7 @@ def _nlp_rows(path, config):
 def hub(monkeypatch, tmp_path):
     """Replace every hub entry point; returns the log of what was requested."""
     import open_clip
+    import open_clip.zero_shot_metadata
     import torchvision.datasets as tvd
     import transformers
 
@@ -104,6 +105,8 @@ def hub(monkeypatch, tmp_path):
         return tiny.backbone, tiny.train_preprocess, tiny.preprocess
 
     monkeypatch.setattr(open_clip, "create_model_and_transforms", create_model_and_transforms)
+    # the fake ImageNet has 3 classes (the real 1000 × 80 templates would embed 80k prompts on the CPU)
+    monkeypatch.setattr(open_clip.zero_shot_metadata, "IMAGENET_CLASSNAMES", ("tench", "goldfish", "shark"))
     tiny_t5 = build_tiny_t5(seed=0, max_length=64)
 
     def tok_from_pretrained(name, *a, **kw):

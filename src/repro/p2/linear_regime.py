@@ -191,6 +191,23 @@ def zoo_trainable(wb: "Workbench", task: str, method: str, seed: int | None = No
                      f"l-lora trains adapter factors, not the backbone); got {method!r}")
 
 
+def _example_key(example, index: int) -> list:
+    """What identifies one evaluation example in a cache key: its texts and label, or (images) a digest of the
+    preprocessed tensor / the file path / its position (lazy hub images, drawn deterministically)."""
+    if hasattr(example, "text_a"):
+        return [example.text_a, example.text_b, example.label]
+    import hashlib
+
+    img = example.image
+    if isinstance(img, torch.Tensor):
+        ident = hashlib.sha256(img.detach().float().cpu().numpy().tobytes()).hexdigest()[:16]
+    elif isinstance(img, (str, bytes)) or hasattr(img, "__fspath__"):
+        ident = str(img)
+    else:
+        ident = f"item:{index}"
+    return [ident, None, example.label]
+
+
 def drift_curve(wb: "Workbench", task: str, method: str, steps: Sequence[int], examples: Sequence[Example],
                 seed: int | None = None, chunk_size: int = 4) -> list[dict]:
     """P2 Fig. 7 for one zoo method: relative output-Jacobian change after each of ``steps`` (cached JSON).
@@ -213,7 +230,7 @@ def drift_curve(wb: "Workbench", task: str, method: str, steps: Sequence[int], e
     trainable = zoo_trainable(wb, task, method, seed)
     mask_key = trainable.count() if isinstance(trainable, Mask) else len(trainable)
     config = {"task": task, "method": method, "steps": steps, "seed": seed, "recipe": asdict(recipe),
-              "trainable": mask_key, "examples": [[e.text_a, e.text_b, e.label] for e in examples],
+              "trainable": mask_key, "examples": [_example_key(e, i) for i, e in enumerate(examples)],
               "model": wb.profile.model, "max_length": wb.profile.max_length, "data": wb.data_tag}
     data = wb.task(task, seed=seed)
 
