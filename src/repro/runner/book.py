@@ -43,6 +43,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from repro.profiles import PROFILES
 from repro.paths import book_dir, notebooks_dir, project_root, repo_root, resolve_path, results_path
+from repro.report.claims_page import claims_page_markdown
 from repro.report.results import ResultsError, load_results, validate
 
 KERNEL = "python3"
@@ -705,7 +706,9 @@ def build_book(profile: str = "cpu", only: Iterable[str] | None = None, jobs: in
             raise BuildError(f"build stopped: results of notebook {name!r} are invalid: {e}") from None
         _copy_if_changed(executed, staged / f"{name}.ipynb")
 
-    claims = claims_markdown(profile, results, names)
+    claims = claims_page_markdown(profile, results, names, model=PROFILES[profile].description,
+                                  titles={n: notebook_title(n) for n in names}, built=_now()[:16].replace("T", " "),
+                                  seconds={n: r.seconds for n, r in runs.items()}, executed_dir=staged)
     _write_if_changed(staged / "claims_body.md", claims + "\n")
     n_claims = sum(len(r["claims"]) for r in results.values())
     info = [f"This build: profile **{profile}** ({PROFILES[profile].description}); built {_now()[:10]}; "
