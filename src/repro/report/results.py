@@ -51,7 +51,8 @@ import pandas as pd
 
 from repro.artifacts import write_json
 from repro.paths import project_root, resolve_path, results_path
-from repro.report.verdicts import HOLDS, VERDICTS, Evidence, VerdictError, check_consistent
+from repro.report.display import ClaimView
+from repro.report.verdicts import HOLDS, Evidence, VerdictError, check_consistent, verdict_of
 
 ID_RE = re.compile(r"^p[12]-(table|fig)[1-9][0-9]*[a-z]?(-[a-z0-9]+)*$")
 ROW_KEYS: tuple[str, ...] = ("task", "method", "sparsity", "metric", "value", "std", "paper")
@@ -129,12 +130,7 @@ def validate_claim(claim: Any, where: str = "claim") -> None:
             raise ResultsError(str(e)) from None
 
 
-def claim_verdict(claim: Mapping[str, Any]) -> str:
-    """A claim's verdict; files written before verdicts existed map ``holds`` true/false/null to
-    holds / does-not-hold / not-testable."""
-    if claim.get("verdict") in VERDICTS:
-        return str(claim["verdict"])
-    return {True: "holds", False: "does-not-hold"}.get(claim.get("holds"), "not-testable")
+claim_verdict = verdict_of
 
 
 def validate(obj: Any, require_nonempty: bool = False) -> None:
@@ -282,7 +278,7 @@ class Results:
                  "beyond_paper": bool(beyond_paper)}
         validate_claim(claim, f"claim {id!r}")
         self.claims.append(claim)
-        return claim
+        return ClaimView(claim)
 
     def to_dict(self) -> dict[str, Any]:
         meta = dict(self.meta, created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"))

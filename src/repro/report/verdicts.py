@@ -188,6 +188,14 @@ def compare(a: Any, b: Any | None = None, *, op: str = ">=", margin: float = 0.0
     return decide(lo, hi, op, margin), ev
 
 
+def verdict_of(claim: Mapping[str, Any]) -> str:
+    """A claim's verdict; files written before verdicts existed map ``holds`` true/false/null to
+    holds / does-not-hold / not-testable."""
+    if claim.get("verdict") in VERDICTS:
+        return str(claim["verdict"])
+    return {True: "holds", False: "does-not-hold"}.get(claim.get("holds"), "not-testable")
+
+
 def check_consistent(verdict: Any, holds: Any, evidence: Any, note: str = "", where: str = "claim") -> None:
     """Raise :class:`VerdictError` unless ``verdict``, ``holds`` and ``evidence`` agree (see the module docstring)."""
     if verdict not in VERDICTS:
@@ -223,4 +231,4 @@ def check_consistent(verdict: Any, holds: Any, evidence: Any, note: str = "", wh
 
 
 __all__ = ["EVIDENCE_KEYS", "Evidence", "HOLDS", "OPS", "VERDICTS", "VerdictError", "check_consistent", "compare",
-           "decide", "difference", "mean", "paired_bootstrap", "ratio", "resample_indices"]
+           "decide", "difference", "mean", "paired_bootstrap", "ratio", "resample_indices", "verdict_of"]
