@@ -196,7 +196,7 @@ def claims_page_markdown(profile: str, results: Mapping[str, Mapping[str, Any]],
     rows = [(PAPERS[p], tally(c for _, c in paper_claims if paper_of(c) == p)) for p in PAPERS]
     if beyond:
         rows.append(("beyond the papers (not counted above)", tally(c for _, c in beyond)))
-    out += _summary_table(rows)
+    out += ["<!-- summary-start -->", ""] + _summary_table(rows)
     out += [f"Profile **{profile}**" + (f" ({md_escape(model)})" if model else "")
             + (f", built {md_escape(built)}" if built else "") + ". A verdict reads the 95 % CI of the claim's "
             "statistic (paired bootstrap over test examples and seeds): **holds** when the claim's inequality holds "
