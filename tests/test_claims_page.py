@@ -45,6 +45,7 @@ def test_tallies_count_four_verdicts_and_keep_beyond_paper_apart():
     assert "p1-table2-64shot" in body[1] and "p1-table2-64shot" not in body[0].split("## P1")[1]
     assert ci_text(EV) == "0.971 [0.953, 0.989] ≥ 0.950 · n 872 · 3 seeds"
     assert "{bdg-warning}`inconclusive`" in md and md_escape(ci_text(EV)) in md
+    assert md.index("<!-- summary-start -->") < md.index("| P1") < md.index("<!-- summary-end -->")  # the intro
     assert "| 3 | 872 |" in md and "SST-2, QNLI" in md        # what was run: seeds, test size from the evidence
 
 

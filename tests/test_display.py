@@ -48,3 +48,16 @@ def test_claims_display_as_verdict_boxes():
     boxes = verdicts(res.claims, "p1-table2")
     assert len(boxes.claims) == 2 and 'class="admonition note verdict-box"' in boxes._repr_html_()
     assert "point comparison" not in verdict_box(c) and "not run" in verdict_box(res.claims[1])
+
+
+def test_describe_reads_plans_and_recipes_without_reprs():
+    from repro.profiles import FinetuneRecipe
+    from repro.report.display import Rows, describe
+
+    text = describe({"tasks": ("SST-2", "QNLI"), "n_eval": 64, "lr": 1e-07, "k": None})
+    assert text == "tasks SST-2, QNLI; n_eval 64; lr 1e-07; k default"
+    r = describe(FinetuneRecipe(optimizer="sgd", lr=0.05, steps=100))
+    assert r.startswith("optimizer sgd; lr 0.05") and "FinetuneRecipe(" not in r
+    rows = Results("p1_localization", "smoke").add_table("p1-table2", [dict(
+        task="SST-2", method="FT", sparsity=None, metric="acc", value=90.0, std=None, paper=None)])
+    assert isinstance(rows, Rows) and rows[0]["value"] == 90.0 and rows._ipython_display_() is None

@@ -22,8 +22,7 @@ from repro.report.results import claim_verdict
 BADGE: dict[str, str] = {"holds": "{bdg-success}`holds`", "does-not-hold": "{bdg-danger}`does not hold`",
                          "inconclusive": "{bdg-warning}`inconclusive`", "not-testable": "{bdg-secondary}`not testable`"}
 VERDICT_ORDER: tuple[str, ...] = ("holds", "does-not-hold", "inconclusive", "not-testable")
-PAPERS: dict[str, str] = {"p1": "P1 · grafting (Panigrahi et al., ICML 2023)",
-                          "p2": "P2 · TaLoS (Iurada et al., ICLR 2025)"}
+PAPERS: dict[str, str] = {"p1": "P1 · grafting (ICML 2023)", "p2": "P2 · TaLoS (ICLR 2025)"}
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|$#{}])")
 _TASK_KEYS = re.compile(r"(^|_)(tasks?|sources|sequence|pairs)$")
 _SIZE_KEYS = ("n_eval", "n_test", "n_test_ablation")
@@ -146,9 +145,10 @@ def claim_row(claim: Mapping[str, Any], notebook: str, executed: Path | None = N
     anchor = _anchor(executed, claim["id"])
     href = f"executed/{notebook}.html" + (f"#{anchor}" if anchor else "")
     ours, paper = md_escape(claim.get("ours")), md_escape(claim.get("paper"))
-    title = (f"{BADGE[verdict]} **{md_escape(claim['id'])}** {md_escape(one_line(claim['text']))} · "
-             f"ours {md_escape(one_line(str(claim.get('ours') or '—'), 60))} vs paper "
-             f"{md_escape(one_line(str(claim.get('paper') or '—'), 50))} · {md_escape(ci_text(claim.get('evidence')))}")
+    title = (f"{BADGE[verdict]} `{claim['id']}` {md_escape(one_line(claim['text']))} "
+             f'<span class="claim-meta">ours {md_escape(one_line(str(claim.get("ours") or "—"), 70))} · paper '
+             f'{md_escape(one_line(str(claim.get("paper") or "—"), 60))} · CI {md_escape(ci_text(claim.get("evidence")))}'
+             f"</span>")
     body = [f"**Claim.** {md_escape(claim['text'])}", "",
             f"**Paper:** {paper}  ", f"**Ours:** {ours}  ",
             f"**Verdict:** {verdict.replace('-', ' ')} — {md_escape(_ci_long(claim.get('evidence')))}", ""]
@@ -201,7 +201,8 @@ def claims_page_markdown(profile: str, results: Mapping[str, Mapping[str, Any]],
             + (f", built {md_escape(built)}" if built else "") + ". A verdict reads the 95 % CI of the claim's "
             "statistic (paired bootstrap over test examples and seeds): **holds** when the claim's inequality holds "
             "at the CI's conservative end, **does not hold** when the opposite holds at the other end, "
-            "**inconclusive** otherwise; **not testable** says why in its note. Open a row for the full claim.", ""]
+            "**inconclusive** otherwise; **not testable** says why in its note. Open a row for the full claim.", "",
+            "<!-- summary-end -->", ""]
 
     out += ["## What was run", "", "| chapter | tasks | seeds | test examples | run time |", "|---|---|---:|---:|---:|"]
     for name in notebooks:

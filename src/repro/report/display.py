@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import math
 import re
@@ -156,6 +157,34 @@ def verdict_box(claim: Mapping[str, Any]) -> str:
     return "\n".join(parts + ["</div>"])
 
 
+def describe(obj: Any) -> str:
+    """A plan, a recipe or a dict as one readable line (``tasks SST-2, QNLI; n_eval 64``), never a raw repr."""
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        obj = {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)}
+    if isinstance(obj, Mapping):
+        return "; ".join(f"{k} {_value_text(v)}" for k, v in obj.items())
+    return _value_text(obj)
+
+
+def _value_text(v: Any) -> str:
+    if isinstance(v, Mapping) or (dataclasses.is_dataclass(v) and not isinstance(v, type)):
+        return f"({describe(v)})"
+    if isinstance(v, (list, tuple, set, frozenset)):
+        return ", ".join(_value_text(x) for x in v) if v else "none"
+    if v is None:
+        return "default"
+    if isinstance(v, float):
+        return f"{v:g}"
+    return str(v)
+
+
+class Rows(list):
+    """A table's or figure's rows as stored; a notebook shows nothing for them (its table shows them formatted)."""
+
+    def _ipython_display_(self) -> None:
+        return None
+
+
 class ClaimView(dict):
     """A claim (a plain dict for code and JSON) that a notebook displays as its verdict box."""
 
@@ -181,5 +210,5 @@ def verdicts(claims: Iterable[Mapping[str, Any]], prefix: str = "") -> VerdictBo
     return VerdictBoxes(c for c in claims if str(c["id"]).startswith(prefix))
 
 
-__all__ = ["ClaimView", "VerdictBoxes", "fmt_count", "fmt_float", "fmt_pct", "fmt_signed", "fmt_sparsity", "glue",
+__all__ = ["ClaimView", "Rows", "VerdictBoxes", "describe", "fmt_count", "fmt_float", "fmt_pct", "fmt_signed", "fmt_sparsity", "glue",
            "style_table", "verdict_box", "verdicts"]

@@ -51,7 +51,7 @@ import pandas as pd
 
 from repro.artifacts import write_json
 from repro.paths import project_root, resolve_path, results_path
-from repro.report.display import ClaimView
+from repro.report.display import ClaimView, Rows
 from repro.report.verdicts import HOLDS, Evidence, VerdictError, check_consistent, verdict_of
 
 ID_RE = re.compile(r"^p[12]-(table|fig)[1-9][0-9]*[a-z]?(-[a-z0-9]+)*$")
@@ -243,14 +243,14 @@ class Results:
         for i, row in enumerate(clean):
             validate_row(row, f"table {id!r} row {i}")
         self.tables[id] = clean
-        return clean
+        return Rows(clean)
 
     def add_figure(self, id: str, rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
         """Add (or replace) the plotted data of figure ``id`` (a list of flat dicts, e.g. ``df.to_dict('records')``)."""
         _check_id("figure", id)
         clean = [_clean(dict(r)) for r in rows]
         self.figures[id] = clean
-        return clean
+        return Rows(clean)
 
     def add_claim(self, id: str, text: str, paper: Any = None, ours: Any = None, holds: bool | None = None,
                   note: str = "", *, verdict: str | None = None, evidence: Evidence | Mapping[str, Any] | None = None,

@@ -188,6 +188,28 @@ def compare(a: Any, b: Any | None = None, *, op: str = ">=", margin: float = 0.0
     return decide(lo, hi, op, margin), ev
 
 
+def combine_all(parts: Mapping[str, tuple[str, Evidence]]) -> tuple[str, Evidence, str]:
+    """A claim about *every* part (task, pair, …): holds when every part holds, does not hold when one part does
+    not, inconclusive otherwise.  Returns ``(verdict, evidence of the deciding part, its name)``: the part with the
+    least favourable conservative end among those that give the combined verdict."""
+    if not parts:
+        raise VerdictError("combine_all needs at least one part")
+    verdicts = {name: v for name, (v, _) in parts.items()}
+    if "does-not-hold" in verdicts.values():
+        verdict = "does-not-hold"
+    elif all(v == "holds" for v in verdicts.values()):
+        verdict = "holds"
+    else:
+        verdict = "inconclusive"
+    candidates = [n for n, v in verdicts.items() if v == verdict]
+
+    def badness(name: str) -> float:
+        ev = parts[name][1]
+        return ev.ci_low - ev.margin if ev.op.startswith(">") else ev.margin - ev.ci_high
+    worst = min(candidates, key=badness)
+    return verdict, parts[worst][1], worst
+
+
 def verdict_of(claim: Mapping[str, Any]) -> str:
     """A claim's verdict; files written before verdicts existed map ``holds`` true/false/null to
     holds / does-not-hold / not-testable."""
@@ -230,5 +252,6 @@ def check_consistent(verdict: Any, holds: Any, evidence: Any, note: str = "", wh
                            f"{expected!r}")
 
 
-__all__ = ["EVIDENCE_KEYS", "Evidence", "HOLDS", "OPS", "VERDICTS", "VerdictError", "check_consistent", "compare",
+__all__ = ["EVIDENCE_KEYS", "Evidence", "HOLDS", "OPS", "VERDICTS", "VerdictError", "check_consistent", "combine_all",
+           "compare",
            "decide", "difference", "mean", "paired_bootstrap", "ratio", "resample_indices", "verdict_of"]

@@ -367,7 +367,7 @@ def _batch_environment(threads: int | None = None) -> Iterator[None]:
     Parallel notebooks (``--jobs``) must split the cores: two kernels each spinning 2 OpenMP threads on 2 cores
     ran 5-6x slower than one after the other (measured on the smoke book, 2026-11-23).
     """
-    changes = {"TQDM_DISABLE": "1"}
+    changes = {"TQDM_DISABLE": "1", "PYTHONWARNINGS": "ignore:IProgress not found"}  # tqdm.auto without ipywidgets
     if threads:
         changes.update(OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads))
     before = {k: os.environ.get(k) for k in changes}
@@ -475,6 +475,11 @@ def _tidy_executed(executed: Path, rel_source: str) -> None:
     pm["input_path"] = rel_source
     pm["output_path"] = executed.name
     nb.metadata["papermill"] = pm
+    for cell in nb.cells:  # the book folds the parameters and hides papermill's injected copy
+        tags = cell.get("metadata", {}).get("tags", [])
+        extra = "remove-input" if "injected-parameters" in tags else "hide-input" if "parameters" in tags else None
+        if extra and extra not in tags:
+            cell.metadata["tags"] = tags + [extra]
     nbformat.write(nb, executed)
 
 
