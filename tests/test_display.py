@@ -61,3 +61,14 @@ def test_describe_reads_plans_and_recipes_without_reprs():
     rows = Results("p1_localization", "smoke").add_table("p1-table2", [dict(
         task="SST-2", method="FT", sparsity=None, metric="acc", value=90.0, std=None, paper=None)])
     assert isinstance(rows, Rows) and rows[0]["value"] == 90.0 and rows._ipython_display_() is None
+
+
+def test_verdict_summary_lists_every_claim_once():
+    from repro.report.display import VerdictSummary
+
+    res = Results("p1_localization", "smoke")
+    res.add_claim("p1-table2-recovery", "recovers", holds=True)
+    res.add_claim("p1-table2-64shot", "beyond", holds=False, beyond_paper=True)
+    out = VerdictSummary(res.claims)._repr_html_()
+    assert out.count("<tr><td>") == 2 and "sd-bg-success" in out and "sd-bg-danger" in out
+    assert "(beyond the paper)" in out and "no CI" in out

@@ -205,10 +205,61 @@ class VerdictBoxes:
         return "\n".join(f"{c['id']}: {verdict_of(c)}" for c in self.claims)
 
 
+BADGE_CLASS = {"holds": "success", "does-not-hold": "danger", "inconclusive": "warning", "not-testable": "secondary"}
+
+
+def _badge(verdict: str) -> str:
+    c = BADGE_CLASS[verdict]
+    return (f'<span class="sd-sphinx-override sd-badge sd-bg-{c} sd-bg-text-{c}">'
+            f'{html.escape(verdict.replace("-", " "))}</span>')
+
+
+def _ci_short(ev: Mapping[str, Any] | None) -> str:
+    if not ev:
+        return "no CI"
+    return (f"{fmt_float(ev['statistic'])} [{fmt_float(ev['ci_low'])}, {fmt_float(ev['ci_high'])}] · "
+            f"n {ev['n_examples']:,} · {ev['seeds']} seed{'s' if ev['seeds'] != 1 else ''}")
+
+
+class VerdictSummary:
+    """A chapter's claims at a glance: one line each (badge, id, claim, ours vs paper, CI), for the page top."""
+
+    def __init__(self, claims: Iterable[Mapping[str, Any]]) -> None:
+        self.claims = list(claims)
+
+    def _repr_html_(self) -> str:
+        e = html.escape
+        rows = []
+        for c in self.claims:
+            text = str(c["text"])
+            short = text if len(text) <= 120 else text[:117].rsplit(" ", 1)[0] + " …"
+            tag = " <em>(beyond the paper)</em>" if c.get("beyond_paper") else ""
+            rows.append(f"<tr><td>{_badge(verdict_of(c))}</td><td><code>{e(str(c['id']))}</code>{tag}<br>"
+                        f"{e(short)}</td><td>ours {e(str(c.get('ours') or '—'))[:90]}<br>paper "
+                        f"{e(str(c.get('paper') or '—'))[:70]}</td><td>{e(_ci_short(c.get('evidence')))}</td></tr>")
+        return ('<table class="verdict-summary"><thead><tr><th>verdict</th><th>claim</th><th>ours vs paper</th>'
+                "<th>statistic [95% CI]</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table>")
+
+    def __repr__(self) -> str:
+        return "\n".join(f"{c['id']}: {verdict_of(c)}" for c in self.claims)
+
+
+def glue_verdicts(claims: Iterable[Mapping[str, Any]], key: str = "verdicts") -> VerdictSummary:
+    """Glue the chapter's :class:`VerdictSummary` under ``key``: the page shows it at the top with
+    ``{glue:} verdicts``, before any code, although the claims are decided at the end."""
+    summary = VerdictSummary(claims)
+    try:
+        from myst_nb import glue as _glue
+    except ImportError:
+        return summary
+    _glue(key, summary, display=False)
+    return summary
+
+
 def verdicts(claims: Iterable[Mapping[str, Any]], prefix: str = "") -> VerdictBoxes:
     """The verdict boxes of the claims whose id starts with ``prefix`` (e.g. ``res.claims, "p1-table2"``)."""
     return VerdictBoxes(c for c in claims if str(c["id"]).startswith(prefix))
 
 
-__all__ = ["ClaimView", "Rows", "VerdictBoxes", "describe", "fmt_count", "fmt_float", "fmt_pct", "fmt_signed", "fmt_sparsity", "glue",
+__all__ = ["ClaimView", "Rows", "VerdictBoxes", "VerdictSummary", "describe", "glue_verdicts", "fmt_count", "fmt_float", "fmt_pct", "fmt_signed", "fmt_sparsity", "glue",
            "style_table", "verdict_box", "verdicts"]
