@@ -22,9 +22,9 @@ def test_style_table_formats_each_kind_of_column():
 
 
 def test_style_table_overrides_and_index():
-    out = style_table([{"method": "Graft", "value": 0.5, "n": 12.0}], percent=["value"], fractions=False,
-                      index=["method"])
-    assert out.loc["Graft"].tolist() == ["0.5%", "12"]
+    out = style_table([{"method": "Graft", "value": 0.5, "n": 12.0, "pair": True}], percent=["value"],
+                      fractions=False, index=["method"])
+    assert out.loc["Graft"].tolist() == ["0.5%", "12", "True"]
 
 
 def test_glue_formats_and_returns_text():

@@ -90,7 +90,8 @@ def style_table(data: pd.DataFrame | Sequence[Mapping[str, Any]], *, percent: It
         s = df[col]
         name = str(col)
         numeric = pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s)
-        if not numeric and not all(_missing(v) or isinstance(v, (int, float)) for v in s):
+        if pd.api.types.is_bool_dtype(s) or (not numeric and not all(
+                _missing(v) or (isinstance(v, (int, float)) and not isinstance(v, bool)) for v in s)):
             out[col] = ["—" if _missing(v) else str(v) for v in s]
             continue
         if name == "sparsity":

@@ -343,6 +343,17 @@ def _fmt(x: float | None, unit: str, std: float | None = None, signed: bool = Fa
     return f"{s} {unit}" if unit else s
 
 
+def _fmt_extra(x: Any) -> str:
+    """An index value: counts as integers (``17,088``, not ``17088.0``), nothing for None."""
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return ""
+    if isinstance(x, float) and x.is_integer():
+        return f"{int(x):,}"
+    if isinstance(x, int) and not isinstance(x, bool):
+        return f"{x:,}" if abs(x) >= 10000 else str(x)
+    return str(x)
+
+
 def _fmt_sparsity(s: Any) -> str:
     if s is None or (isinstance(s, float) and math.isnan(s)):
         return ""
@@ -388,7 +399,7 @@ def paper_vs_ours(rows: Sequence[Mapping[str, Any]] | Mapping[str, Any], formatt
             df[c] = pd.to_numeric(df[c], errors="coerce").astype(float)
         return df.drop(columns=["_unit", "_text"]).set_index(index_cols)
     out = pd.DataFrame({
-        **{k: [("" if r[k] is None else str(r[k])) for r in records] for k in index_cols if k != "sparsity"},
+        **{k: [_fmt_extra(r[k]) for r in records] for k in index_cols if k != "sparsity"},
         "sparsity": [_fmt_sparsity(r["sparsity"]) for r in records],
         "ours": [_fmt(r["ours"], r["_unit"], r["ours_std"]) for r in records],
         "paper": [r["_text"] or _fmt(r["paper"], r["_unit"], r["paper_std"]) for r in records],
