@@ -1,10 +1,10 @@
-"""Gates of the P2 task-arithmetic claims (repro.p2.claims_arithmetic)."""
+"""Gates of the P2 task-arithmetic claims (repro.p2.claim_gates)."""
 
 from __future__ import annotations
 
 import pytest
 
-from repro.p2.claims_arithmetic import gate, low_gain_tasks, negation_control_reason, normalized_reason
+from repro.p2.claim_gates import gate, low_gain_tasks, negation_control_reason, normalized_reason
 from repro.report.results import Results
 
 
@@ -33,3 +33,10 @@ def test_gate_gives_add_claim_arguments():
     assert c["verdict"] == "not-testable" and c["holds"] is None and c["note"].startswith("negation not testable")
     c = res.add_claim("p2-table1-best", "t", **gate(False, None, note="rule"))
     assert c["verdict"] == "does-not-hold" and c["note"] == "rule"
+
+
+def test_vision_claims_are_judged_only_on_vision_models():
+    from repro.p2.claim_gates import vision_reason
+
+    assert vision_reason("clip-vit-b32") is None
+    assert "minilm" in vision_reason("minilm") and vision_reason("t5-small") is not None

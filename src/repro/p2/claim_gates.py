@@ -1,4 +1,6 @@
-"""When the P2 task-arithmetic claims (Tables 1-2) can be tested at all: the gates of the verdict audit.
+"""When a P2 claim can be tested at all: the gates of the verdict audit, one rule each, used by every notebook.
+
+- A claim about vision models (ViT-B/32, "in vision") is judged only on a vision model: :func:`vision_reason`.
 
 - Normalized accuracy (P2 §5.1: absolute accuracy divided by the method's own single-task accuracy) means
   nothing for a task the method barely learned: :func:`low_gain_tasks` lists the tasks whose single-task gain
@@ -52,6 +54,19 @@ def negation_control_reason(zero_shot_control: float, n_classes: int,
             f"points ({chance + margin:.1f}%), so keeping 95% of it constrains nothing")
 
 
+def is_vision_model(model: str) -> bool:
+    """True for the CLIP ViT image encoders (the papers' vision setting)."""
+    m = model.lower()
+    return "clip" in m or "vit" in m
+
+
+def vision_reason(model: str) -> str | None:
+    """Why a vision-only claim is not testable with ``model`` (or None for a vision model)."""
+    if is_vision_model(model):
+        return None
+    return f"vision claim: judged only on a CLIP ViT, and this profile's model is {model}"
+
+
 def gate(holds: bool | None, reason: str | None, note: str = "") -> dict[str, Any]:
     """``add_claim`` keyword arguments: the rule's ``holds`` and ``note``, or not-testable with the reason."""
     if reason:
@@ -59,5 +74,5 @@ def gate(holds: bool | None, reason: str | None, note: str = "") -> dict[str, An
     return {"holds": holds, "note": note}
 
 
-__all__ = ["CONTROL_MARGIN_POINTS", "MIN_GAIN_POINTS", "gate", "low_gain_tasks", "negation_control_reason",
+__all__ = ["CONTROL_MARGIN_POINTS", "MIN_GAIN_POINTS", "gate", "is_vision_model", "vision_reason", "low_gain_tasks", "negation_control_reason",
            "normalized_reason"]
