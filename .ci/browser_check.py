@@ -13,7 +13,14 @@ checks:
   ````{...}``), missing glue;
 - every table has at least one body row with text;
 - every local link points to a file that exists;
-- no console error from the page's own (same-origin) resources.
+- no console error from the page's own (same-origin) resources;
+- clean cells: no stderr output, no warning or traceback text, no absolute path (``/home/...``, ``/work/...``,
+  ``C:\\...``) and no raw dict / list-of-dicts / object repr in any rendered notebook cell;
+- no horizontal overflow at 1280 px: the main column does not scroll sideways, and no visible code block or
+  cell output inside it hides its lines behind a horizontal scrollbar (the printed-table CSVs of the reference
+  page, ``table.reference-table``, scroll sideways on purpose).
+
+``--shots DIR PAGE ...`` also saves a full-page screenshot of each named page (e.g. ``claims.html``) into DIR.
 
 Exit status 1 and a list of problems per page if anything fails.
 """
@@ -66,10 +73,72 @@ tables.forEach((t, i) => {
   }
 });
 for (const a of Array.from(document.querySelectorAll('a[href]'))) out.links.push(a.href);
+out.cells = [];
+for (const cell of Array.from(document.querySelectorAll('div.cell'))) {
+  const outputs = Array.from(cell.querySelectorAll('.cell_output'));
+  out.cells.push({
+    stderr: cell.querySelectorAll('.cell_output .stderr, .cell_output .output.stderr').length,
+    text: cell.textContent,
+    output: outputs.map(o => o.textContent).join('\n'),
+    plain: Array.from(cell.querySelectorAll('.cell_output .output.text_plain, .cell_output .output.stream, '
+                                             + '.cell_output pre')).map(o => o.textContent).join('\n'),
+  });
+}
+out.overflow = [];
+const main = document.querySelector('article.bd-article') || document.querySelector('main');
+if (main) {
+  if (main.scrollWidth > main.clientWidth + 1) {
+    out.overflow.push('main column ' + main.scrollWidth + ' px wide in a ' + main.clientWidth + ' px column');
+  }
+  for (const el of Array.from(main.querySelectorAll('pre, .cell_output, div.output, table, .pst-scrollable-table-container'))) {
+    if (el.offsetParent === null || el.closest('table.reference-table') || el.querySelector('table.reference-table')) continue;
+    if (el.scrollWidth > el.clientWidth + 2) {
+      out.overflow.push(el.tagName.toLowerCase() + '.' + (el.className || '').toString().split(' ')[0] + ': '
+                        + el.scrollWidth + ' px of content behind a horizontal scrollbar ('
+                        + el.clientWidth + ' px shown): ' + el.textContent.trim().slice(0, 60));
+    }
+  }
+}
 out.text = document.body.innerText;
 out.title = document.title;
 return out;
 """
+
+
+CELL_MARKERS = [
+    (re.compile(r"\b[A-Z]\w*(Warning|Error)\b|Traceback \(most recent call last\)"), "warning or error text"),
+    (re.compile(r"(?<![\w.:/])(/(home|work|tmp|usr|opt|root|var|mnt|Users|private|srv)/[\w.-]+|[A-Za-z]:\\\w)"),
+     "absolute path"),
+]
+RAW_MARKERS = [
+    (re.compile(r"\{\s*'[^'\n]{1,60}'\s*:|\{\s*\"[^\"\n]{1,60}\"\s*:"), "raw dict"),
+    (re.compile(r"<[\w.]+ object at 0x[0-9a-f]+>"), "object repr"),
+    (re.compile(r"\b[A-Z][A-Za-z]+\((\w+=[^,()]+, ){2,}"), "dataclass repr"),
+]
+
+
+def cell_problems(cells: list[dict]) -> list[str]:
+    """Problems a reader sees in rendered notebook cells (see the module docstring)."""
+    problems: list[str] = []
+    for i, cell in enumerate(cells, 1):
+        if cell.get("stderr"):
+            problems.append(f"cell {i}: stderr output")
+        for pattern, what in CELL_MARKERS:
+            m = pattern.search(cell.get("output") or "")
+            if m:
+                problems.append(f"cell {i}: {what} in the output: {_around(cell['output'], m)!r}")
+        m = CELL_MARKERS[1][0].search(cell.get("text") or "")
+        if m:
+            problems.append(f"cell {i}: absolute path: {_around(cell['text'], m)!r}")
+        for pattern, what in RAW_MARKERS:
+            m = pattern.search(cell.get("plain") or "")
+            if m:
+                problems.append(f"cell {i}: {what} in the output: {_around(cell['plain'], m)!r}")
+    return problems
+
+
+def _around(text: str, m: re.Match) -> str:
+    return text[max(0, m.start() - 30):m.end() + 30].replace("\n", " ")
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
@@ -125,6 +194,8 @@ def check_page(driver, base: str, root: Path, page: Path) -> list[str]:
         if m:
             s = max(0, m.start() - 40)
             problems.append(f"{what}: ...{text[s:m.end() + 40]!r}...")
+    problems += cell_problems(info.get("cells") or [])
+    problems += [f"horizontal overflow at 1280 px: {x}" for x in info.get("overflow") or []]
     if not (info["title"] or "").strip():
         problems.append("page has no title")
     for href in info["links"]:
@@ -145,11 +216,29 @@ def check_page(driver, base: str, root: Path, page: Path) -> list[str]:
     return sorted(set(problems))
 
 
+def screenshot(driver, base: str, rel: str, folder: Path, width: int = 1280) -> Path:
+    """A full-page PNG of one page at ``width`` px."""
+    folder.mkdir(parents=True, exist_ok=True)
+    driver.set_window_size(width, 1024)
+    driver.get(f"{base}/{rel}")
+    time.sleep(1.0)
+    height = driver.execute_script("return Math.min(document.documentElement.scrollHeight, 12000);")
+    driver.set_window_size(width, max(1024, int(height)))
+    time.sleep(0.5)
+    path = folder / (rel.replace("/", "_").replace(".html", "") + ".png")
+    driver.save_screenshot(str(path))
+    driver.set_window_size(width, 1024)
+    return path
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("html", nargs="?", default="book/_build/html")
     ap.add_argument("--chromium", default=os.environ.get("CHROMIUM", "/usr/bin/chromium"))
     ap.add_argument("--chromedriver", default=os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver"))
+    ap.add_argument("--shots", metavar="DIR", help="save full-page screenshots of the --shot-pages here")
+    ap.add_argument("--shot-pages", nargs="*", default=["claims.html"], metavar="PAGE",
+                    help="pages (relative to the HTML folder) to screenshot with --shots")
     args = ap.parse_args(argv)
     root = Path(args.html).resolve()
     if not (root / "index.html").exists():
@@ -176,6 +265,9 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"     - {p}")
             else:
                 print(f"ok   {rel}")
+        if args.shots:
+            for rel in args.shot_pages:
+                print(f"screenshot {rel} -> {screenshot(driver, base, rel, Path(args.shots))}")
     finally:
         driver.quit()
         httpd.shutdown()

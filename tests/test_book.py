@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from repro.runner import claims_page, execute, notebooks
+from repro.runner import execute, notebooks
 from repro.runner.execute import NotebookError, cache_key, run_notebook
 from repro.runner.notebooks import ParameterError, notebook_parameters, validate_params
 from repro.runner.cli import COMMANDS, main
@@ -79,17 +79,6 @@ def test_cache_key_follows_params_profile_and_sources():
     assert base != cache_key("p2_appendix", "smoke", {"seed": 13}, fp)
     assert len(execute.source_fingerprint()) == 64
 
-
-def test_claims_markdown_escapes_and_reports_verdicts():
-    results = {"p1_localization": {"claims": [
-        {"id": "p1-table2-a", "text": "a | b with $5 and *stars*", "paper": ">95%", "ours": 96.1, "holds": True,
-         "note": "ok"},
-        {"id": "p1-table2-b", "text": "t", "paper": None, "ours": None, "holds": None, "note": ""}]}}
-    md = claims_page.claims_markdown("smoke", results, ["p1_localization", "p2_appendix"])
-    assert "2 claims: 1 hold, 0 do not hold, 1 not tested" in md
-    assert r"a \| b with \$5 and \*stars\*" in md and "✓ holds" in md and "○ not tested" in md
-    assert "{doc}`executed/p1_localization`" in md
-    assert "p2_appendix` has no results" in md
 
 
 def test_cli_help_lists_the_commands(capsys):

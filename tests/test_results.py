@@ -94,12 +94,14 @@ def test_builder_cleans_numbers_and_saves_atomically(tmp_path):
     assert rows[0]["value"] == pytest.approx(0.5) and rows[0]["std"] is None
     res.add_figure("p1-fig2", [{"sparsity": np.float64(0.01), "acc": np.array(0.9)}])
     res.add_claim("p1-table2-recovery", "text", paper=">95%", ours=96.1, holds=np.bool_(True), note="3 seeds")
-    res.add_claim("p1-table2-recovery", "text", holds=False)  # replaces, does not duplicate
+    with pytest.raises(ResultsError, match="unique"):
+        res.add_claim("p1-table2-recovery", "text", holds=False)  # ids are unique: no silent replacement
     path = res.save(tmp_path)
     assert path == tmp_path / "smoke" / "p1_localization.json"
     obj = load_results(path, require_nonempty=True)
     assert obj["meta"]["notebook"] == "p1_localization" and obj["meta"]["params"] == {"seed": 13}
-    assert len(obj["claims"]) == 1 and obj["claims"][0]["holds"] is False
+    assert len(obj["claims"]) == 1 and obj["claims"][0]["holds"] is True
+    assert obj["claims"][0]["verdict"] == "holds" and obj["claims"][0]["beyond_paper"] is False
     assert not list((tmp_path / "smoke").glob("*.tmp"))
     json.loads(path.read_text())
 

@@ -10,7 +10,10 @@ from __future__ import annotations
 import os
 from typing import Any, Iterable
 
-from tqdm.auto import tqdm
+if os.environ.get("TQDM_DISABLE", "").strip().lower() not in ("", "0", "false"):
+    from tqdm.std import tqdm  # batch kernels: the plain bar (tqdm.auto warns there without ipywidgets)
+else:
+    from tqdm.auto import tqdm
 
 
 def bars_disabled() -> bool:

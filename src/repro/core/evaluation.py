@@ -6,6 +6,8 @@ merged or interpolated model is evaluated without materializing a second copy of
 
 from __future__ import annotations
 
+import functools
+import warnings
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
@@ -30,6 +32,15 @@ class Predictions:
     @property
     def preds(self) -> torch.Tensor:
         return self.logits.argmax(-1)
+
+
+@functools.cache
+def _load_jvp_decompositions() -> None:
+    """Import torch's forward-mode decompositions once, quietly: torch builds them with its own deprecated
+    ``torch.jit.script`` and warns about it on the first ``jvp`` (a FutureWarning printed into every notebook)."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=r".*torch\.jit\.script.* is deprecated", category=FutureWarning)
+        import torch._decomp.decompositions_for_jvp  # noqa: F401
 
 
 def forward(model: Classifier, batch: dict[str, torch.Tensor], task: str,
@@ -61,6 +72,7 @@ def _forward(model: Classifier, batch: dict[str, torch.Tensor], task: str,
     def f(*ps: torch.Tensor) -> torch.Tensor:
         return functional_call(model, {**others, **dict(zip(names, ps))}, (batch,), {"task": task}, strict=False)
 
+    _load_jvp_decompositions()
     out, dout = jvp(f, tuple(linear_base[n] for n in names), tuple(current[n] - linear_base[n] for n in names))
     return out + dout
 

@@ -151,18 +151,25 @@ def ft_and_graft(wb: "Workbench", task: str, *, k: int | None = None, seed: int 
                  examples: Sequence[Example] | None = None) -> dict:
     """P1 Table 2 for one (task, k, seed): the FT model and its learned graft on γ_base = top-``base``.
 
-    Returns ``{"tau", "mask", "meta", "ft", "graft"}``; ``ft`` / ``graft`` are score dicts (fractions) with
-    the region size fields, and ``graft["agreement"]`` = share of test examples on which graft and FT agree.
+    Returns ``{"tau", "mask", "meta", "ft", "graft", "correct"}``; ``ft`` / ``graft`` are score dicts (fractions)
+    with the region size fields, and ``graft["agreement"]`` = share of test examples on which graft and FT agree;
+    ``correct`` holds per-example 0/1 arrays ``ft``, ``graft`` (correct) and ``agree`` on the same examples, for
+    paired bootstraps (:mod:`repro.report.verdicts`).
     """
     base = wb.profile.graft_base_sparsity if base is None else base
     tau = wb.finetune(task, recipe, k=k, seed=seed)
     mask, meta = wb.graft(task, tau, base=base, k=k, steps=steps, seed=seed)
     ft, ft_pred = evaluate_overrides(wb, task, wb.overrides(tau), examples=examples)
-    graft = evaluate_region(wb, task, tau, mask, examples=examples, reference=ft_pred)
+    graft, graft_pred = evaluate_overrides(wb, task, wb.overrides(tau, mask=mask), examples=examples,
+                                           reference=ft_pred)
     total = graftable_total(wb)
+    graft.update(size_fields(mask, total))
     ft.update({"count": total, "density": 1.0, "sparsity_pct": 100.0})
     graft["base_count"] = meta.get("base_count")
-    return {"tau": tau, "mask": mask, "meta": meta, "ft": ft, "graft": graft}
+    correct = {"ft": (ft_pred.preds == ft_pred.labels).to(torch.uint8).cpu().numpy(),
+               "graft": (graft_pred.preds == graft_pred.labels).to(torch.uint8).cpu().numpy(),
+               "agree": (graft_pred.preds == ft_pred.preds).to(torch.uint8).cpu().numpy()}
+    return {"tau": tau, "mask": mask, "meta": meta, "ft": ft, "graft": graft, "correct": correct}
 
 
 def retrained_region(wb: "Workbench", task: str, trainable: Mask | str, *, k: int | None = None,

@@ -8,7 +8,10 @@ It is the contract between the notebooks (compute) and the book (claims page, cr
                                  "value": 91.8, "std": 0.4, "paper": 92.4, "shots": 4096, ...}, ...]},
       "figures": {"p1-fig2": [{"task": "SST-2", "region": "learned", "sparsity": 0.01, "acc": 90.1}, ...]},
       "claims":  [{"id": "p1-table2-recovery", "text": "...", "paper": "...", "ours": "...",
-                   "holds": true | false | null, "note": "..."}]
+                   "verdict": "holds" | "does-not-hold" | "inconclusive" | "not-testable",
+                   "holds": true | false | null, "note": "...", "beyond_paper": false,
+                   "evidence": {"n_examples": 872, "seeds": 3, "statistic": 0.97, "ci_low": 0.95,
+                                "ci_high": 0.99, "margin": 0.95, "test": "paired bootstrap ...", "op": ">="}}]
     }
 
 Conventions:
@@ -22,7 +25,13 @@ Conventions:
   ``sparsity`` is the percentage of parameters as printed by the paper (``0.01`` = 0.01 %, FT = ``100``),
   or ``None`` where the table has no sparsity column.
 - ``paper`` is the printed number for the same cell, or ``None`` (not printed / our own extra row).
-- ``holds`` is ``None`` until the claim has been tested with our numbers.
+- ``verdict`` follows from ``evidence`` (:mod:`repro.report.verdicts`): the claim is ``statistic op margin`` and the
+  CI decides.  ``holds`` is kept for compatibility (holds → true, does-not-hold → false, inconclusive and
+  not-testable → null); a not-testable claim says why in its ``note``.  Validation rejects a claim whose verdict,
+  ``holds`` and evidence disagree.
+- ``beyond_paper`` marks a claim of ours that no paper makes (grafted task vectors, cross-paper overlaps): it is
+  listed on its own and never counted in a paper's tally.
+- Claim ids are unique within a file (:meth:`Results.add_claim` refuses a second claim with the same id).
 
 Build a file with :class:`Results`; :func:`validate` checks one; :func:`paper_vs_ours` shows our numbers next to
 the paper's in a notebook.
@@ -42,6 +51,8 @@ import pandas as pd
 
 from repro.artifacts import write_json
 from repro.paths import project_root, resolve_path, results_path
+from repro.report.display import ClaimView, Rows
+from repro.report.verdicts import HOLDS, Evidence, VerdictError, check_consistent, verdict_of
 
 ID_RE = re.compile(r"^p[12]-(table|fig)[1-9][0-9]*[a-z]?(-[a-z0-9]+)*$")
 ROW_KEYS: tuple[str, ...] = ("task", "method", "sparsity", "metric", "value", "std", "paper")
@@ -110,6 +121,16 @@ def validate_claim(claim: Any, where: str = "claim") -> None:
     for k in ("paper", "ours"):
         if claim[k] is not None and not isinstance(claim[k], (str, int, float)):
             raise ResultsError(f"{where}: {k!r} must be a string, a number or None, got {claim[k]!r}")
+    if not isinstance(claim.get("beyond_paper", False), bool):
+        raise ResultsError(f"{where}: 'beyond_paper' must be true or false")
+    if "verdict" in claim or "evidence" in claim:
+        try:
+            check_consistent(claim.get("verdict"), claim["holds"], claim.get("evidence"), claim["note"], where)
+        except VerdictError as e:
+            raise ResultsError(str(e)) from None
+
+
+claim_verdict = verdict_of
 
 
 def validate(obj: Any, require_nonempty: bool = False) -> None:
@@ -222,23 +243,42 @@ class Results:
         for i, row in enumerate(clean):
             validate_row(row, f"table {id!r} row {i}")
         self.tables[id] = clean
-        return clean
+        return Rows(clean)
 
     def add_figure(self, id: str, rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
         """Add (or replace) the plotted data of figure ``id`` (a list of flat dicts, e.g. ``df.to_dict('records')``)."""
         _check_id("figure", id)
         clean = [_clean(dict(r)) for r in rows]
         self.figures[id] = clean
-        return clean
+        return Rows(clean)
 
     def add_claim(self, id: str, text: str, paper: Any = None, ours: Any = None, holds: bool | None = None,
-                  note: str = "") -> dict[str, Any]:
-        """Add (or replace) one claim.  ``holds`` is None until tested; ``note`` says how it was tested."""
+                  note: str = "", *, verdict: str | None = None, evidence: Evidence | Mapping[str, Any] | None = None,
+                  beyond_paper: bool = False) -> dict[str, Any]:
+        """Add one claim; a second claim with the same id is an error (ids are unique).
+
+        Give ``verdict`` and ``evidence`` (from :func:`repro.report.verdicts.compare`); ``holds`` then follows.  A
+        rule without a CI may still pass only ``holds`` (true → holds, false → does-not-hold, None →
+        not-testable, with the reason in ``note``).  ``beyond_paper`` tags a claim no paper makes."""
+        if any(c["id"] == id for c in self.claims):
+            raise ResultsError(f"claim {id!r} is added twice; claim ids must be unique (give the second one its own "
+                               f"'-slug', e.g. {id + '-2'!r})")
+        holds = _clean(holds)
+        if holds is not None and not isinstance(holds, bool):
+            raise ResultsError(f"claim {id!r}: 'holds' must be true, false or None, got {holds!r}")
+        if verdict is None:
+            verdict = {True: "holds", False: "does-not-hold"}.get(holds, "not-testable")  # type: ignore[arg-type]
+            if verdict == "not-testable" and not note.strip():
+                note = "not tested in this profile"
+        elif holds is not None and holds is not HOLDS.get(verdict):
+            raise ResultsError(f"claim {id!r}: holds={holds!r} contradicts verdict {verdict!r}; pass only verdict")
+        ev = evidence.to_dict() if isinstance(evidence, Evidence) else (dict(evidence) if evidence else None)
         claim = {"id": id, "text": text, "paper": _clean(paper), "ours": _clean(ours),
-                 "holds": _clean(holds), "note": note}
+                 "holds": HOLDS.get(verdict), "note": note, "verdict": verdict, "evidence": _clean(ev),
+                 "beyond_paper": bool(beyond_paper)}
         validate_claim(claim, f"claim {id!r}")
-        self.claims = [c for c in self.claims if c["id"] != id] + [claim]
-        return claim
+        self.claims.append(claim)
+        return ClaimView(claim)
 
     def to_dict(self) -> dict[str, Any]:
         from repro.device import environment_meta  # device, precision, model classes, versions, git commit
@@ -306,6 +346,17 @@ def _fmt(x: float | None, unit: str, std: float | None = None, signed: bool = Fa
     return f"{s} {unit}" if unit else s
 
 
+def _fmt_extra(x: Any) -> str:
+    """An index value: counts as integers (``17,088``, not ``17088.0``), nothing for None."""
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return ""
+    if isinstance(x, float) and x.is_integer():
+        return f"{int(x):,}"
+    if isinstance(x, int) and not isinstance(x, bool):
+        return f"{x:,}" if abs(x) >= 10000 else str(x)
+    return str(x)
+
+
 def _fmt_sparsity(s: Any) -> str:
     if s is None or (isinstance(s, float) and math.isnan(s)):
         return ""
@@ -351,7 +402,7 @@ def paper_vs_ours(rows: Sequence[Mapping[str, Any]] | Mapping[str, Any], formatt
             df[c] = pd.to_numeric(df[c], errors="coerce").astype(float)
         return df.drop(columns=["_unit", "_text"]).set_index(index_cols)
     out = pd.DataFrame({
-        **{k: [("" if r[k] is None else str(r[k])) for r in records] for k in index_cols if k != "sparsity"},
+        **{k: [_fmt_extra(r[k]) for r in records] for k in index_cols if k != "sparsity"},
         "sparsity": [_fmt_sparsity(r["sparsity"]) for r in records],
         "ours": [_fmt(r["ours"], r["_unit"], r["ours_std"]) for r in records],
         "paper": [r["_text"] or _fmt(r["paper"], r["_unit"], r["paper_std"]) for r in records],

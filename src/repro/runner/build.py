@@ -38,7 +38,7 @@ from typing import Any, Callable, Iterable
 from repro.paths import book_dir, repo_root, results_path
 from repro.profiles import PROFILES
 from repro.report.results import ResultsError, load_results, validate
-from repro.runner.claims_page import claims_markdown
+from repro.report.claims_page import claims_page_markdown
 from repro.runner.execute import (RunResult, check_run, kernel_params, paper_of, param_path, run_many,
                                   source_fingerprint, utc_now)
 from repro.runner.notebooks import KERNEL, ParameterError, book_notebooks, notebook_parameters, notebook_title
@@ -194,7 +194,9 @@ def build_book(profile: str = "cpu", only: Iterable[str] | None = None, jobs: in
             raise BuildError(f"build stopped: results of notebook {name!r} are invalid: {e}") from None
         _copy_if_changed(executed, staged / f"{name}.ipynb")
 
-    claims = claims_markdown(profile, results, names)
+    claims = claims_page_markdown(profile, results, names, model=PROFILES[profile].description,
+                                  titles={n: notebook_title(n) for n in names}, built=utc_now()[:16].replace("T", " "),
+                                  seconds={n: r.seconds for n, r in runs.items()}, executed_dir=staged)
     _write_if_changed(staged / "claims_body.md", claims + "\n")
     n_claims = sum(len(r["claims"]) for r in results.values())
     info = [f"This build: profile **{profile}** ({PROFILES[profile].description}); built {utc_now()[:10]}; "

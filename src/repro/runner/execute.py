@@ -375,6 +375,11 @@ def _tidy_executed(executed: Path, rel_source: str) -> None:
     pm["input_path"] = rel_source
     pm["output_path"] = executed.name
     nb.metadata["papermill"] = pm
+    for cell in nb.cells:  # the book folds the parameters and hides papermill's injected copy
+        tags = cell.get("metadata", {}).get("tags", [])
+        extra = "remove-input" if "injected-parameters" in tags else "hide-input" if "parameters" in tags else None
+        if extra and extra not in tags:
+            cell.metadata["tags"] = tags + [extra]
     nbformat.write(nb, executed)
 
 

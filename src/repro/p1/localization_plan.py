@@ -1,0 +1,94 @@
+"""What the P1 §2-3 chapter (``notebooks/p1_localization.md``) runs for each profile: one typed plan.
+
+:func:`localization_plan` gives the profile's :class:`LocalizationPlan`; a notebook parameter that is not None
+overrides its field.  The defaults per profile are documented on the fields; ``cpu`` is sized for the chapter's
+budget on 2 cores, ``paper`` is the paper's setting (all 13 tasks, 5 seeds, the full test sets).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, replace
+from typing import Any
+
+from repro.profiles import FinetuneRecipe, Profile
+
+
+@dataclass(frozen=True)
+class LocalizationPlan:
+    """Tasks, seeds, region sizes and evaluation sizes of P1 Table 2, Table 1 and Figs. 2-5."""
+
+    n_seeds: int = 1                          #: seeds per Table 2 / Table 1 cell (paper: 5)
+    tasks: tuple[str, ...] = ("SST-2", "QNLI")  #: Table 2 tasks at profile.k_shot ("64-shot")
+    large_tasks: tuple[str, ...] = ("SST-2",)   #: Table 2 tasks at profile.k_shot_large ("4096-shot")
+    large_steps: int | None = None            #: graft steps at k_shot_large (None: profile.graft_steps)
+    curve_tasks: tuple[str, ...] = ("SST-2",)   #: Fig. 2 tasks (paper: SST-2 and QNLI)
+    variant_tasks: tuple[str, ...] = ("SST-2",)  #: Table 1 and Figs. 3-5 tasks
+    variant_k: int | None = None              #: k-shot of Figs. 2-5 / Table 1 (None: profile.k_shot)
+    sparsities: tuple[float, ...] = (1e-3,)   #: region sizes of the Fig. 2-5 sweeps, fractions of the graftable set
+    sweep_steps: int | None = None            #: graft steps of the sweep points (None: profile.graft_steps)
+    lottery_densities: tuple[float, ...] = (0.1, 0.5, 0.9)  #: Fig. 4b region densities
+    n_eval: int = 0                           #: test examples per figure point (0: the whole test split)
+
+    def with_overrides(self, **given: Any) -> "LocalizationPlan":
+        """This plan with every ``given`` value that is not None (the notebook's parameters)."""
+        names = {f.name for f in fields(self)}
+        unknown = set(given) - names
+        if unknown:
+            raise ValueError(f"unknown plan fields {sorted(unknown)}; a LocalizationPlan has {sorted(names)}")
+        clean = {k: (tuple(v) if isinstance(v, list) else v) for k, v in given.items() if v is not None}
+        return replace(self, **clean)
+
+    def seeds(self, profile: Profile, first: int) -> list[int]:
+        """``n_seeds`` seeds from the profile's list, starting at ``first`` (or just ``first`` if not listed)."""
+        pool = list(profile.seeds[profile.seeds.index(first):]) if first in profile.seeds else [first]
+        return pool[: self.n_seeds]
+
+
+def localization_plan(profile: Profile, **overrides: Any) -> LocalizationPlan:
+    """The profile's plan for the chapter, with the notebook's non-None parameters applied."""
+    if profile.plan == "smoke":
+        plan = LocalizationPlan(large_steps=2, variant_k=profile.k_shot, sparsities=(1e-3, 1e-2), sweep_steps=2,
+                                n_eval=64)
+    elif profile.plan == "cpu":
+        plan = LocalizationPlan(large_steps=3, curve_tasks=("SST-2", "QNLI"), variant_k=profile.k_shot,
+                                sparsities=(1e-3,), sweep_steps=3, n_eval=150)
+    else:  # paper (and any GPU profile): the paper's setting
+        every = tuple(profile.p1_tasks)
+        plan = LocalizationPlan(n_seeds=5, tasks=every, large_tasks=tuple(t for t in every if t != "TREC"),
+                                curve_tasks=("SST-2", "QNLI"), variant_tasks=("SST-2", "AGNews", "QNLI", "QQP"),
+                                variant_k=profile.k_shot_large, sparsities=(1e-5, 1e-4, 1e-3, 1e-2),
+                                lottery_densities=(0.1, 0.3, 0.5, 0.7, 0.9), n_eval=0)
+    return plan.with_overrides(**overrides)
+
+
+@dataclass(frozen=True)
+class VariantRecipes:
+    """The fine-tuning recipes of Table 1 and Fig. 5 next to the profile's SGD recipe."""
+
+    sgd: FinetuneRecipe
+    adamw: FinetuneRecipe
+    retrain: FinetuneRecipe
+    bitfit: FinetuneRecipe
+    l1: float = 1e-3  #: the paper's l1 strength on the movement (Fig. 5)
+
+
+def variant_recipes(profile: Profile) -> VariantRecipes:
+    """AdamW (Fig. 5), re-training (Table 1) and BitFit (Table 1) recipes.
+
+    The paper profile uses the paper's settings; for MiniLM the learning rates were chosen on dev data."""
+    sgd = profile.p1_finetune
+    if profile.plan == "smoke":
+        adamw = FinetuneRecipe(optimizer="adamw", lr=1e-3, batch_size=4, steps=20, weight_decay=1e-4,
+                               schedule="linear", eval_every=10)
+        retrain = bitfit = sgd
+    elif profile.plan == "cpu":
+        adamw = replace(sgd, optimizer="adamw", lr=1e-4, schedule="linear")
+        retrain = bitfit = replace(sgd, lr=1e-1)
+    else:
+        adamw = replace(sgd, optimizer="adamw", lr=1e-5, schedule="linear")
+        retrain = bitfit = sgd
+
+    return VariantRecipes(sgd=sgd, adamw=adamw, retrain=retrain, bitfit=bitfit)
+
+
+__all__ = ["LocalizationPlan", "VariantRecipes", "localization_plan", "variant_recipes"]
