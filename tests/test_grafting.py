@@ -114,7 +114,7 @@ def test_fused_graft_step_equals_reference(tiny_model, sent_examples):
                                              graft_fraction(S, base, 10.0), batch_size), base, 1e7, 10.0)
         moved = 0.0
         for n in S:
-            assert torch.allclose(fused[n], ref[n], rtol=1e-6, atol=1e-6), (batch_size, n)
+            assert torch.allclose(fused[n], ref[n], rtol=1e-6, atol=1e-6), (batch_size, n, float((fused[n] - ref[n]).abs().max()), float(ref[n].abs().max()))
             assert torch.allclose(parts[n], ref[n], rtol=1e-6, atol=1e-6), (batch_size, n)
             moved = max(moved, float((ref[n] - S[n]).abs().max()))
         assert moved > 1e-3  # the step really moved S (the comparison is not between two copies of S)
