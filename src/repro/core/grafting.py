@@ -116,7 +116,7 @@ class GraftResult:
 def graft_gradient(model: Classifier, task: str, examples: Sequence[Example], delta: Mapping[str, torch.Tensor],
                    frac: Mapping[str, torch.Tensor], batch_size: int = 8) -> dict[str, torch.Tensor]:
     """P1 Eq. 4 inner term: mean over batches of ∂L/∂θ ⊙ Δ, at θ = θ_pre + frac ⊙ Δ."""
-    theta = {n: t.requires_grad_(True) for n, t in grafted_params(model, delta, frac).items()}
+    theta = {n: t.detach().requires_grad_(True) for n, t in grafted_params(model, delta, frac).items()}
     grads, n_batches = _summed_gradient(model, task, examples, theta, batch_size)
     return {n: g.mul_(delta[n]).div_(n_batches) for n, g in grads.items()}
 
@@ -178,11 +178,11 @@ def graft_update(model: Classifier, task: str, examples: Sequence[Example], delt
     """
     own = dict(model.named_parameters())
     idx = {n: _base_entries(base, n, s.device) for n, s in S.items()}
-    theta = {}
+    theta, frac = {}, None
     for n, s in S.items():  # θ = θ_pre + frac ⊙ Δ, frac = σ(S − b) flipped to 1 − σ on γ_base
         frac = _flip_base_(s.sub(sigmoid_bias).sigmoid_(), idx[n], one_minus=True)
         theta[n] = frac.mul_(delta[n]).add_(own[n].detach()).requires_grad_(True)
-    del frac
+    del frac  # (the last θ: keep no extra reference to it)
     grads, n_batches = _summed_gradient(model, task, examples, theta, batch_size)
     out = {}
     for n in list(grads):  # S − lr/B · (1 − 2γ_base) ⊙ (Σ_batches ∂L/∂θ ⊙ Δ) ⊙ σ(S−b)(1 − σ(S−b))
