@@ -77,3 +77,49 @@ def test_baseline_regions(tiny_model, sent_examples):
     n0 = mv.nonempty_names()[0]
     assert torch.allclose(zo[n0][mv.tensors[n0]], ft[n0][mv.tensors[n0]], atol=1e-7)
     assert bool((zo[n0][~mv.tensors[n0]] == 0).all())
+
+
+def _reference_graft_step(model, task, examples, delta, S, base, lr, b, batch_size):
+    """P1 Eq. 2-4 written the straightforward way (the official code's order of operations)."""
+    own = dict(model.named_parameters())
+    frac = {n: base.tensors[n].float() + (1 - 2 * base.tensors[n].float()) * torch.sigmoid(s - b) for n, s in S.items()}
+    acc = {n: torch.zeros_like(d) for n, d in delta.items()}
+    chunks = [examples[i:i + batch_size] for i in range(0, len(examples), batch_size)]
+    for chunk in chunks:
+        theta = {n: (own[n].detach() + frac[n] * delta[n]).requires_grad_(True) for n in delta}
+        batch = model.tokenize(task, chunk)
+        loss = torch.nn.functional.cross_entropy(forward(model, batch, task, theta), batch["labels"])
+        for (n, _), g in zip(theta.items(), torch.autograd.grad(loss, list(theta.values()))):
+            acc[n] += g * delta[n]
+    out = {}
+    for n, s in S.items():
+        g, G, sig = base.tensors[n].float(), acc[n] / len(chunks), torch.sigmoid(s - b)
+        out[n] = s - lr * (1 - 2 * g) * G * sig * (1 - sig)
+    return out
+
+
+def test_fused_graft_step_equals_reference(tiny_model, sent_examples):
+    from repro.core.grafting import graft_step, graft_update
+
+    delta, _ = _finetuned_delta(tiny_model, sent_examples)
+    tiny_model.eval()
+    base = movement_mask(delta, 0.05)
+    gen = torch.Generator().manual_seed(1)
+    S = {n: torch.rand(d.shape, generator=gen) for n, d in delta.items()}
+    S_before = {n: s.clone() for n, s in S.items()}
+    for batch_size in (len(sent_examples), 4):  # one batch (full-batch GD) and several accumulated batches
+        ref = _reference_graft_step(tiny_model, "sent", sent_examples, delta, S, base, 1e7, 10.0, batch_size)
+        fused = graft_update(tiny_model, "sent", sent_examples, delta, S, base, 1e7, 10.0, batch_size)
+        parts = graft_step(S, graft_gradient(tiny_model, "sent", sent_examples, delta,
+                                             graft_fraction(S, base, 10.0), batch_size), base, 1e7, 10.0)
+        moved = 0.0
+        for n in S:
+            assert torch.allclose(fused[n], ref[n], rtol=1e-6, atol=1e-6), (batch_size, n, float((fused[n] - ref[n]).abs().max()), float(ref[n].abs().max()))
+            assert torch.allclose(parts[n], ref[n], rtol=1e-6, atol=1e-6), (batch_size, n)
+            moved = max(moved, float((ref[n] - S[n]).abs().max()))
+        assert moved > 1e-3  # the step really moved S (the comparison is not between two copies of S)
+        assert all(torch.equal(S[n], S_before[n]) for n in S)  # the inputs are left untouched
+    frac = graft_fraction(S, base, 10.0)
+    for n, s in S.items():
+        g = base.tensors[n].float()
+        assert torch.equal(frac[n], g + (1 - 2 * g) * torch.sigmoid(s - 10.0)), n

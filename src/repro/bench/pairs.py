@@ -28,7 +28,7 @@ import torch
 
 from repro.core.evaluation import forward, predict
 from repro.core.fisher import TARGETS, diagonal_fisher, sample_labels, talos_calibrate, talos_select
-from repro.core.grafting import graft_fraction, graft_gradient, graft_step, init_scores, movement_mask
+from repro.core.grafting import graft_update, init_scores, movement_mask
 from repro.core.masks import Mask
 from repro.core.taskvec import TaskVector
 from repro.data import chunks
@@ -114,9 +114,7 @@ def graft_pair(s: Setup) -> tuple[Callable, Callable, dict]:
     model.eval()  # the official grafting step runs the model in eval mode; FT is timed in eval mode too
 
     def ours():
-        frac = graft_fraction(S, base)
-        G = graft_gradient(model, s.task, ex, delta, frac, batch_size=len(ex))
-        return graft_step(S, G, base, lr=1e7)
+        return graft_update(model, s.task, ex, delta, S, base, lr=1e7, batch_size=len(ex))  # learn_graft's step
 
     def plain_ft():
         with trainable(model, names):

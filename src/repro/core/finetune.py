@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import random
+import weakref
 from dataclasses import dataclass, field
 from typing import Callable, Mapping, Sequence
 
@@ -56,7 +57,10 @@ class MaskedOptimizer:
     """SGD (L2 weight decay in the gradient) or AdamW (decoupled decay) over selected entries only.
 
     ``entries[name]`` is None (whole tensor trainable) or a 1-D LongTensor of flat indices.  State is kept per
-    selected entry; unselected entries are never read or written.
+    selected entry; unselected entries are never read or written.  For a partially trainable tensor a
+    post-accumulate-grad hook gathers the selected entries of its gradient as soon as backward has produced it and
+    frees the dense gradient, so at most one dense gradient of such a tensor is alive at a time; :meth:`close`
+    (also run when the optimizer is garbage-collected) removes the hooks.
     """
 
     def __init__(self, params: Mapping[str, torch.nn.Parameter], entries: Mapping[str, torch.Tensor | None],
@@ -70,13 +74,39 @@ class MaskedOptimizer:
         self.wd = {n: (0.0 if recipe.no_decay_bias_ln and is_no_decay(n) else recipe.weight_decay) for n in self.params}
         self.state: dict[str, dict[str, torch.Tensor]] = {}
         self.t = 0
+        self._gathered: dict[str, torch.Tensor] = {}  # partially trainable tensor → gradient of its entries
+        me = weakref.ref(self)  # the hooks must not keep the optimizer alive
+        self._hooks = [p.register_post_accumulate_grad_hook(_gather_hook(me, n))
+                       for n, p in self.params.items() if self.entries[n] is not None]
+
+    def _gather(self, name: str, p: torch.Tensor) -> None:
+        """Move the selected entries of ``p.grad`` into the compact gradient (summing over backward calls)."""
+        g = p.grad.reshape(-1)[self.entries[name]]
+        p.grad = None
+        if name in self._gathered:
+            self._gathered[name] += g
+        else:
+            self._gathered[name] = g
 
     def _grad(self, name: str) -> torch.Tensor | None:
+        if self.entries[name] is not None:
+            return self._gathered.get(name)
         p = self.params[name]
-        if p.grad is None:
-            return None
-        idx = self.entries[name]
-        return p.grad.reshape(-1) if idx is None else p.grad.reshape(-1)[idx]
+        return None if p.grad is None else p.grad.reshape(-1)
+
+    def grads(self) -> dict[str, torch.Tensor]:
+        """The current gradient of the trainable entries of each tensor (flat), for checks and diagnostics."""
+        return {n: g for n in self.params if (g := self._grad(n)) is not None}
+
+    def close(self) -> None:
+        """Remove the gradient hooks from the parameters (idempotent)."""
+        for h in self._hooks:
+            h.remove()
+        self._hooks = []
+        self._gathered.clear()
+
+    def __del__(self) -> None:
+        self.close()
 
     def clip_(self, max_norm: float) -> float:
         """Clip the gradient of the trainable entries to ``max_norm`` (global L2); returns the pre-clip norm."""
@@ -86,9 +116,8 @@ class MaskedOptimizer:
         norm = torch.sqrt(sum((g.float() ** 2).sum() for g in grads))
         if max_norm > 0 and norm > max_norm:
             scale = max_norm / (norm + 1e-6)
-            for n, p in self.params.items():
-                if p.grad is not None:
-                    p.grad.mul_(scale)
+            for g in grads:
+                g.mul_(scale)
         return float(norm)
 
     @torch.no_grad()
@@ -104,25 +133,36 @@ class MaskedOptimizer:
             w = flat if idx is None else flat[idx]
             if self.recipe.optimizer == "sgd":
                 new = w - lr * (g + self.wd[n] * w)
-            else:
+            else:  # w·(1 − lr·wd) − lr·m̂ / (√v̂ + ε), in place, the same operations in the same order
                 st = self.state.setdefault(n, {"m": torch.zeros_like(g), "v": torch.zeros_like(g)})
                 st["m"].mul_(b1).add_(g, alpha=1 - b1)
                 st["v"].mul_(b2).addcmul_(g, g, value=1 - b2)
-                mhat = st["m"] / (1 - b1 ** self.t)
-                vhat = st["v"] / (1 - b2 ** self.t)
-                new = w * (1 - lr * self.wd[n]) - lr * mhat / (vhat.sqrt() + self.eps)
+                step = torch.div(st["m"], 1 - b1 ** self.t).mul_(lr)
+                step.div_(torch.div(st["v"], 1 - b2 ** self.t).sqrt_().add_(self.eps))
+                new = w.mul_(1 - lr * self.wd[n]).sub_(step)  # w is the parameter itself when idx is None
+                del step
             if idx is None:
-                flat.copy_(new)
+                if new is not flat:
+                    flat.copy_(new)
             else:
                 flat[idx] = new
 
     def zero_grad(self) -> None:
         for p in self.params.values():
             p.grad = None
+        self._gathered.clear()
 
     def state_numel(self) -> int:
         """Number of optimizer-state scalars held (for the P2 Table 3 memory accounting)."""
         return sum(t.numel() for st in self.state.values() for t in st.values())
+
+
+def _gather_hook(opt: "weakref.ReferenceType[MaskedOptimizer]", name: str) -> Callable[[torch.Tensor], None]:
+    def hook(p: torch.Tensor) -> None:
+        o = opt()
+        if o is not None:
+            o._gather(name, p)
+    return hook
 
 
 @dataclass
@@ -230,11 +270,11 @@ def train(
             opt.zero_grad()
             loss.backward()
             if not math.isfinite(opt.clip_(recipe.grad_clip)):
-                check_finite({n: p.grad for n, p in train_params.items()}, f"fine-tuning on {task}: gradient",
-                             step + 1)
+                check_finite(opt.grads(), f"fine-tuning on {task}: gradient", step + 1)
             lr = lr_at(step, recipe)
             opt.step(lr)
         except NonFiniteError:
+            opt.close()
             model.eval()
             for p in params.values():
                 p.requires_grad_(False)
@@ -255,6 +295,7 @@ def train(
         with torch.no_grad():
             for n, p in train_params.items():
                 p.copy_(best_state[n])
+    opt.close()
     model.eval()
     for p in params.values():
         p.requires_grad_(False)

@@ -34,9 +34,26 @@ def graft_fraction(S: Mapping[str, torch.Tensor], base: Mask, sigmoid_bias: floa
     """P1 Eq. 3 (as coded): frac = γ_base ⊙ (1 − σ(S − b)) + (1 − γ_base) ⊙ σ(S − b)."""
     out = {}
     for n, s in S.items():
-        g = base.tensors[n].to(s.device, s.dtype)
-        out[n] = g + (1 - 2 * g) * torch.sigmoid(s - sigmoid_bias)
+        if s.requires_grad:  # differentiable form (the in-place one below would break autograd through S)
+            g = base.tensors[n].to(s.device, s.dtype)
+            out[n] = g + (1 - 2 * g) * torch.sigmoid(s - sigmoid_bias)
+        else:  # the same values: σ where γ_base = 0, 1 − σ on the (sparse) γ_base entries
+            out[n] = _flip_base_(s.sub(sigmoid_bias).sigmoid_(), _base_entries(base, n, s.device), one_minus=True)
     return out
+
+
+def _base_entries(base: Mask, name: str, device: torch.device) -> torch.Tensor:
+    """Flat indices of the γ_base = 1 entries of tensor ``name`` (γ_base is sparse: indexing beats full passes)."""
+    return base.tensors[name].to(device).reshape(-1).nonzero().reshape(-1)
+
+
+def _flip_base_(t: torch.Tensor, idx: torch.Tensor, one_minus: bool) -> torch.Tensor:
+    """In place on the entries ``idx``: x → 1 − x (``one_minus``) or x → −x; returns ``t``."""
+    if idx.numel():
+        flat = t.view(-1)
+        picked = flat[idx]
+        flat[idx] = 1 - picked if one_minus else picked.neg_()
+    return t
 
 
 def grafted_params(model: Classifier, delta: Mapping[str, torch.Tensor],
@@ -99,17 +116,27 @@ class GraftResult:
 def graft_gradient(model: Classifier, task: str, examples: Sequence[Example], delta: Mapping[str, torch.Tensor],
                    frac: Mapping[str, torch.Tensor], batch_size: int = 8) -> dict[str, torch.Tensor]:
     """P1 Eq. 4 inner term: mean over batches of ∂L/∂θ ⊙ Δ, at θ = θ_pre + frac ⊙ Δ."""
-    acc = {n: torch.zeros_like(d) for n, d in delta.items()}
+    theta = {n: t.detach().requires_grad_(True) for n, t in grafted_params(model, delta, frac).items()}
+    grads, n_batches = _summed_gradient(model, task, examples, theta, batch_size)
+    return {n: g.mul_(delta[n]).div_(n_batches) for n, g in grads.items()}
+
+
+def _summed_gradient(model: Classifier, task: str, examples: Sequence[Example], theta: dict[str, torch.Tensor],
+                     batch_size: int) -> tuple[dict[str, torch.Tensor], int]:
+    """(Σ over batches of ∂L_batch/∂θ at the overrides ``theta``, the number of batches): one gradient buffer per
+    tensor (autograd accumulates into the leaves' ``.grad``); ``theta`` is released on return."""
     batches = chunks(examples, batch_size)
-    grafted = grafted_params(model, delta, frac)  # the same θ for every batch: built once
+    leaves = list(theta.values())
     for chunk in batches:
-        theta = {n: p.detach().requires_grad_(True) for n, p in grafted.items()}
         batch = model.tokenize(task, chunk)
         loss = torch.nn.functional.cross_entropy(forward(model, batch, task, theta), batch["labels"])
-        grads = torch.autograd.grad(loss, list(theta.values()))
-        for (n, _), g in zip(theta.items(), grads):
-            acc[n] += g * delta[n]
-    return {n: a / len(batches) for n, a in acc.items()}
+        loss.backward(inputs=leaves)
+    grads = {n: t.grad for n, t in theta.items()}
+    for t in leaves:
+        t.grad = None
+    theta.clear()  # the grafted θ is no longer needed: free it before the caller's next temporaries
+    del leaves
+    return grads, len(batches)
 
 
 def init_scores(delta: Mapping[str, torch.Tensor], seed: int) -> dict[str, torch.Tensor]:
@@ -127,11 +154,43 @@ def rounded_mask(S: Mapping[str, torch.Tensor], base: Mask, sigmoid_bias: float 
 def graft_step(S: Mapping[str, torch.Tensor], G: Mapping[str, torch.Tensor], base: Mask, lr: float,
                sigmoid_bias: float = 10.0) -> dict[str, torch.Tensor]:
     """P1 Eq. 4: S ← S − lr · ∂L/∂S with ∂frac/∂S = (1 − 2γ_base) σ'(S − b) and G = mean(∂L/∂θ ⊙ Δ)."""
+    return {n: _step_into(G[n].mul(lr), s, _base_entries(base, n, s.device), sigmoid_bias) for n, s in S.items()}
+
+
+def _step_into(u: torch.Tensor, s: torch.Tensor, idx: torch.Tensor, sigmoid_bias: float) -> torch.Tensor:
+    """S − (1 − 2γ_base) ⊙ u ⊙ σ(S−b) ⊙ (1 − σ(S−b)) written into ``u`` (u = lr·G, consumed); σ computed once."""
+    _flip_base_(u, idx, one_minus=False)  # (1 − 2γ_base) ⊙ u: a sign flip on the sparse γ_base entries
+    sig = s.sub(sigmoid_bias).sigmoid_()
+    u.mul_(sig)
+    u.mul_(sig.sub_(1))  # u ⊙ (σ − 1) = −(u ⊙ (1 − σ)) exactly
+    del sig
+    return torch.add(s, u, out=u)  # S + (−step)
+
+
+def graft_update(model: Classifier, task: str, examples: Sequence[Example], delta: Mapping[str, torch.Tensor],
+                 S: Mapping[str, torch.Tensor], base: Mask, lr: float, sigmoid_bias: float = 10.0,
+                 batch_size: int = 8) -> dict[str, torch.Tensor]:
+    """P1 Eq. 2-4, one whole mask step fused (= graft_step(S, graft_gradient(..., graft_fraction(S)), ...)).
+
+    Per eligible tensor it holds at most the grafted θ (built in the buffer of σ(S − b)), one gradient buffer
+    (summed over the batches by autograd) and σ(S − b) recomputed after the backward, 9 elementwise passes
+    in all; equal to the unfused steps up to float rounding.  Returns the new S (``S`` itself is not modified).
+    """
+    own = dict(model.named_parameters())
+    idx = {n: _base_entries(base, n, s.device) for n, s in S.items()}
+    theta, frac = {}, None
+    for n, s in S.items():  # θ = θ_pre + frac ⊙ Δ, frac = σ(S − b) flipped to 1 − σ on γ_base
+        frac = _flip_base_(s.sub(sigmoid_bias).sigmoid_(), idx[n], one_minus=True)
+        theta[n] = frac.mul_(delta[n]).add_(own[n].detach()).requires_grad_(True)
+    del frac  # (the last θ: keep no extra reference to it)
+    grads, n_batches = _summed_gradient(model, task, examples, theta, batch_size)
     out = {}
-    for n, s in S.items():
-        g = base.tensors[n].to(s.dtype)
-        sig = torch.sigmoid(s - sigmoid_bias)
-        out[n] = s - lr * (1 - 2 * g) * G[n] * sig * (1 - sig)
+    for n in list(grads):  # S − lr/B · (1 − 2γ_base) ⊙ (Σ_batches ∂L/∂θ ⊙ Δ) ⊙ σ(S−b)(1 − σ(S−b))
+        u = _flip_base_(grads.pop(n).mul_(delta[n]), idx[n], one_minus=False)
+        sig = S[n].sub(sigmoid_bias).sigmoid_()
+        step = torch.ops.aten.sigmoid_backward(u, sig)  # u ⊙ (1 − σ) ⊙ σ in one pass
+        del u, sig
+        out[n] = torch.sub(S[n], step, alpha=lr / n_batches, out=step)
     return out
 
 
@@ -178,9 +237,7 @@ def learn_graft(
         sample = list(train)
         rng.shuffle(sample)  # random sampler, as the official loader
         sample = sample[:max_examples]
-        frac = graft_fraction(S, base, sigmoid_bias)
-        G = graft_gradient(model, task, sample, delta, frac, batch_size)
-        S = graft_step(S, G, base, lr, sigmoid_bias)
+        S = graft_update(model, task, sample, delta, S, base, lr, sigmoid_bias, batch_size)
         check_finite(S, f"grafting {task}: scores S", step + 1)
         mask = rounded_mask(S, base, sigmoid_bias)
         tr, dv = score(mask)
