@@ -25,6 +25,7 @@ from pathlib import Path
 import torch
 
 from repro.core.finetune import train
+from repro.data import balanced_sample
 from repro.p1.regions import evaluate_overrides, evaluate_region, graftable_total
 from repro.profiles import get_profile
 from repro.workbench import Workbench
@@ -68,15 +69,15 @@ def p1_check(args: argparse.Namespace) -> None:
     recipe = replace(base.p1_finetune, lr=args.ft_lr, steps=args.ft_steps, eval_every=args.eval_every)
     wb = _workbench(args, p1_finetune=recipe, graft_lr=args.graft_lr, graft_steps=args.graft_steps,
                     n_test=args.n_test)
-    t = time.perf_counter()
+    t, c = time.perf_counter(), time.process_time()
     data = wb.task(args.task, k=args.k)
     test = data.test
     zero, zero_pred = evaluate_overrides(wb, args.task, None, examples=test)
     zero["pred_rate"] = _pred_rate(zero_pred)
-    eval_s = time.perf_counter() - t
-    t = time.perf_counter()
+    eval_s, eval_cpu = time.perf_counter() - t, time.process_time() - c
+    t, c = time.perf_counter(), time.process_time()
     tau = wb.finetune(args.task, k=args.k)
-    ft_s = time.perf_counter() - t
+    ft_s, ft_cpu = time.perf_counter() - t, time.process_time() - c
     ft, ft_pred = evaluate_overrides(wb, args.task, wb.overrides(tau), examples=test)
     ft["pred_rate"] = _pred_rate(ft_pred)
     total = graftable_total(wb)
@@ -84,16 +85,17 @@ def p1_check(args: argparse.Namespace) -> None:
            "n_train": len(data.train), "n_dev": len(data.dev), "recipe": asdict(recipe),
            "graft_lr": args.graft_lr, "graft_steps": args.graft_steps, "graftable": total,
            "zero_shot": zero, "ft": ft, "ft_train": getattr(wb, "_last_train", {}),
-           "seconds": {"ft": ft_s, "eval_zero_shot": eval_s}, "grafts": []}
+           "seconds": {"ft": ft_s, "eval_zero_shot": eval_s},
+           "cpu_seconds": {"ft": ft_cpu, "eval_zero_shot": eval_cpu}, "grafts": []}
     for s in args.bases:
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         mask, meta = wb.graft(args.task, tau, base=s, k=args.k)
-        secs = time.perf_counter() - t
+        secs, cpu = time.perf_counter() - t, time.process_time() - c
         g = evaluate_region(wb, args.task, tau, mask, examples=test, reference=ft_pred)
         g["pred_rate"] = _pred_rate(wb.predict(args.task, overrides=wb.overrides(tau, mask=mask), examples=test))
         gain = ft["acc"] - zero["acc"]
         row = {"base": s, **g, "seconds": secs, "best_step": meta["best_step"], "base_count": meta["base_count"],
-               "history": meta["history"], "ratio_ft": g["acc"] / ft["acc"],
+               "history": meta["history"], "cpu_seconds": cpu, "ratio_ft": g["acc"] / ft["acc"],
                "gain_recovered": (g["acc"] - zero["acc"]) / gain if gain > 0 else None,
                "ece_cut": 1 - g["ece"] / ft["ece"] if ft["ece"] > 0 else None}
         out["grafts"].append(row)
@@ -109,15 +111,18 @@ def ft_curve(args: argparse.Namespace) -> None:
     recipe = replace(base.p1_finetune, lr=args.ft_lr, steps=args.ft_steps, eval_every=args.eval_every)
     wb = _workbench(args)
     data = wb.task(args.task, k=args.k)
+    dev = balanced_sample(data.dev, args.dev_cap, seed=0) if args.dev_cap else data.dev
+    c = time.process_time()
     wb.restore_pre()
     res = train(wb.model, {args.task: data.train}, recipe, wb.names("graftable"),
-                dev_data={args.task: data.dev}, seed=wb.seed, progress=False)
+                dev_data={args.task: dev}, seed=wb.seed, progress=False)
     wb.restore_pre()
     curve = [{"step": r["step"], "dev": r["dev"]} for r in res.history if "dev" in r]
     print(" ".join(f"{c['step']}:{c['dev']:.3f}" for c in curve), flush=True)
     _write(f"ft-curve-{args.task}-{_src(args)}-k{args.k}-lr{args.ft_lr:g}",
            {"command": "ft-curve", "task": args.task, "data": _src(args), "k": args.k, "recipe": asdict(recipe),
-            "n_train": len(data.train), "n_dev": len(data.dev), "curve": curve, "seconds": res.seconds,
+            "n_train": len(data.train), "n_dev": len(dev), "curve": curve, "seconds": res.seconds,
+            "cpu_seconds": time.process_time() - c,
             "best_step": res.best_step, "best_dev": res.best_dev})
 
 
@@ -140,6 +145,7 @@ def main() -> None:
     ap.add_argument("--graft-steps", type=int, default=20)
     ap.add_argument("--bases", type=float, nargs="+", default=[1e-5, 1e-4])
     ap.add_argument("--n-test", type=int, default=872)
+    ap.add_argument("--dev-cap", type=int, default=256, help="ft-curve: dev examples scored per point (0 = all)")
     ap.add_argument("--tag", default="default")
     args = ap.parse_args()
     {"p1-check": p1_check, "ft-curve": ft_curve}[args.command](args)
