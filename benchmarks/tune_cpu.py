@@ -102,7 +102,7 @@ def p1_check(args: argparse.Namespace) -> None:
         print(f"base {s:g}: count {mask.count()} ({100 * mask.count() / total:.4f}%) acc {g['acc']:.3f} "
               f"ece {g['ece']:.3f} | ft {ft['acc']:.3f}/{ft['ece']:.3f} zero {zero['acc']:.3f}/{zero['ece']:.3f} "
               f"({secs:.0f} s)", flush=True)
-    _write(f"p1-check-{args.task}-{_src(args)}-{args.tag}", out)
+        _write(f"p1-check-{args.task}-{_src(args)}-{args.tag}", out)  # after every graft: partial runs keep theirs
 
 
 def ft_curve(args: argparse.Namespace) -> None:
