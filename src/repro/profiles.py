@@ -117,7 +117,7 @@ PROFILES: dict[str, Profile] = {
         # graft recipe: the paper's lr 1e7 (benchmarks/tune_cpu.py p1-check; book page "How the cpu profile was
         # chosen"). Measured 2026-11-23 on real SST-2 (../shared/data, 64/class, FT SGD 5e-2 x 100, 872 test):
         # zero-shot 71.2 % / ECE 1.2, FT 77.8 % / ECE 12.4, graft from top-1e-5 after 20 steps: 422 entries
-        # (0.0040 % of the blocks), 75.1 % (96.5 % of FT), ECE 1.1.  The region grows by ~25 entries per step at
+        # (0.0040 % of the blocks), 75.1 % (96.6 % of FT), ECE 1.1.  The region grows by ~25 entries per step at
         # lr 1e7 (106 -> 501 in 20 steps); 20 steps keep the learned region under the paper's 0.01 %.  The former
         # lr 1e9 (chosen by dev accuracy alone) grew regions to 0.4-1.2 %, 100x the paper's size.
         graft_lr=1e7,
