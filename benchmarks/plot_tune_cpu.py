@@ -1,6 +1,6 @@
 """Figures and a summary table for the book page "How the cpu profile was chosen", from the committed sweep JSON.
 
-    python benchmarks/plot_tune_cpu.py     # reads benchmarks/results/*.json, writes book/_static/cpu_profile/*.png
+    python benchmarks/plot_tune_cpu.py     # reads benchmarks/sweeps/*.json, writes book/_static/cpu_profile/*.png
 
 Prints one markdown table row per p1-check result (zero-shot, FT, each graft's actual size, accuracy and ECE).
 """
@@ -16,7 +16,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-RESULTS = ROOT / "benchmarks" / "results"
+RESULTS = ROOT / "benchmarks" / "sweeps"
 FIGURES = ROOT / "book" / "_static" / "cpu_profile"
 
 

@@ -10,7 +10,7 @@ issue-15 localisation check), plus each graft step's train/dev score and region 
 ``ft-curve``: dev accuracy every ``--eval-every`` steps of one P1 fine-tuning run (is it on a plateau?).
 ``p2-curve``: dev accuracy along a P2 AdamW run (dense FT or TaLoS) to see where single-task accuracy plateaus.
 
-Results go to ``benchmarks/results/<command>-<task>-<tag>.json``; the book page "How the cpu profile was chosen"
+Results go to ``benchmarks/sweeps/<command>-<task>-<tag>.json``; the book page "How the cpu profile was chosen"
 plots them.  Runs on one thread (``torch.set_num_threads(1)``) so two can share a 2-core machine.
 """
 
@@ -30,7 +30,7 @@ from repro.p1.regions import evaluate_overrides, evaluate_region, graftable_tota
 from repro.profiles import get_profile
 from repro.workbench import Workbench
 
-RESULTS = Path(__file__).resolve().parent / "results"
+RESULTS = Path(__file__).resolve().parent / "sweeps"
 
 
 def _workbench(args: argparse.Namespace, **profile_changes) -> Workbench:
