@@ -27,6 +27,7 @@ staged into ``book/executed``; anything else gets a placeholder page and a one-l
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys

@@ -19,7 +19,7 @@ def test_every_registry_task_has_a_generator():
 
 
 def test_every_generated_task_has_its_section_in_the_book():
-    page = (Path(__file__).resolve().parents[1] / "book" / "generated_tasks.md").read_text()
+    page = (Path(__file__).resolve().parents[2] / "book" / "generated_tasks.md").read_text()
     assert not [t for t in generated.GENERATORS if f"\n### {t}\n" not in page]
 
 
