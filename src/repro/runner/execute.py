@@ -166,7 +166,10 @@ def check_data_folder(data_dir: str) -> None:
 # path) into the first cell that imports it, then falls back to the plain bar, which TQDM_DISABLE switches off.
 # Batch kernels show no bars, so the warning is noise; interactive JupyterLab (the `lab` extra has ipywidgets)
 # keeps its widget bars.
-_NO_IPROGRESS_WARNING = ",".join(filter(None, [os.environ.get("PYTHONWARNINGS", ""), "ignore:IProgress not found"]))
+# The degenerate-graft notices ("graft: every graft step scored the same ...") are recorded in each graft's
+# metadata ("degenerate"); in a batch kernel they would print a source path into the rendered page.
+_NO_IPROGRESS_WARNING = ",".join(filter(None, [os.environ.get("PYTHONWARNINGS", ""), "ignore:IProgress not found",
+                                               "ignore:graft:RuntimeWarning"]))
 
 
 @contextlib.contextmanager
