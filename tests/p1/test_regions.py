@@ -183,3 +183,23 @@ def test_fish_regions_nested_and_cached(wb):
     assert (masks[0.01] & masks[0.1]) == masks[0.01]  # top-k of one Fisher: the smaller mask is inside
     again = fish_regions(wb, "sent", [0.1])
     assert again[0.1] == masks[0.1]
+
+
+def test_localization_sweeps_share_the_sgd_curve_and_pair_table1(wb, tau):
+    from repro.p1.localization_plan import LocalizationPlan
+    from repro.p1.localization_sweeps import LocalizationSweeps, table1_runs
+
+    plan = LocalizationPlan(sparsities=(0.01, 0.05), sweep_steps=1, n_eval=0)
+    sw = LocalizationSweeps(wb, plan, base=0.05, seed=wb.seed)
+    rows = sw.sgd_curve("sent")
+    assert sw.sgd_curve("sent") is rows  # computed once, shared by Figs. 2-5
+    assert sorted({r["target_sparsity"] for r in rows}) == [0.01, 0.05]  # γ_base's point is not repeated
+    assert len(sw.subset("sent")) == len(wb.task("sent").test)
+    bias = sw.curve(wb, "sent", tau, "bias", regions=("learned",), scope="bias", sparsities=(0.01,))
+    assert [r["target_sparsity"] for r in bias] == [0.01] and bias[0]["scope"] == "bias"
+    refs = sw.references(wb, "sent", tau, "SGD")
+    assert [r["model"] for r in refs] == ["FT", "pre-trained"] and refs[1]["count"] == 0
+    scores, paired = table1_runs(wb, "sent", wb.seed, k=None, base=0.05, retrain=RECIPE, bitfit=RECIPE)
+    assert set(scores) == {"FT", "Grafting", "Graft re-training", "BitFit"}
+    assert paired["graft_count"] == scores["Graft re-training"]["count"]
+    assert len(paired["graft"]) == len(paired["retrain"]) == len(paired["bitfit"])

@@ -228,7 +228,8 @@ def table1_bitfit(res: Results, runs: Mapping[tuple[str, int], Mapping[str, Any]
     n_graft = max(int(o["graft_count"]) for o in runs.values())
     return res.add_claim("p1-table1-bitfit", text, paper=paper,
                          ours=f"BitFit − grafting {ev.statistic:+.1f} points ({n_bias:,} biases vs grafts of ≤ "
-                              f"{n_graft:,} entries, {n_bias / max(n_graft, 1):.0f}×)", verdict=verdict, evidence=ev,
+                              f"{n_graft:,} entries" + (f", {n_bias / n_graft:.0f}×)" if n_graft else ")"),
+                         verdict=verdict, evidence=ev,
                          note=f"unequal sizes as in the paper (the claim is about the denser BitFit); BitFit recipe "
                               f"{recipe}")
 
@@ -244,7 +245,8 @@ def fig3_standard_ft(res: Results, ratios: Mapping[str, float], head_only: Mappi
     worst = min(ratios.values())
     heads = ", ".join(f"{t} {100 * v:.1f}%" for t, v in head_only.items())
     return res.add_claim("p1-fig3-standard-ft", text, paper="Fig. 3 (plotted only)",
-                         ours=f"learned grafts of the linear-head model reach ≥ {100 * worst:.1f}% of its FT accuracy "
+                         ours=f"learned grafts of the linear-head model reach ≥ {100 * worst:.1f}% of its FT "
+                              "accuracy "
                               f"(its head alone on θ_pre: {heads})", holds=bool(worst >= 0.95),
                          note="point rule, no CI: every learned graft of the standard-FT model recovers ≥ 95% of "
                               "its FT accuracy")
@@ -294,7 +296,8 @@ def fig4b_lottery(res: Results, rows: Sequence[Row], chance: Mapping[str, float]
 
 
 def fig5_adamw(res: Results, rel: Mapping[str, float], at: float, recipe: str) -> dict:
-    """"models fine-tuned with AdamW […] localize much worse […]; adding an ℓ1 penalty […] restores" sparse grafts
+    """"models fine-tuned with AdamW […] localize much worse […]; adding an ℓ1 penalty […] restores" sparse
+    grafts
     (Fig. 5).  Point rule on graft / FT accuracy at the smallest region (``rel`` per label SGD / AdamW /
     AdamW + l1): SGD and AdamW + l1 both exceed AdamW by > 2 points (no CI: the FT references are not scored per
     example)."""
