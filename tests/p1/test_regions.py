@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import torch
 
@@ -12,7 +13,7 @@ from repro.core.masks import Mask, placement_rows
 from repro.profiles import FinetuneRecipe, get_profile
 from repro.p1.regions import (evaluate_region, fish_regions, ft_and_graft, graftable_total, learned_region, lottery_curve,
                            magnitude_region, middle_layer_share, movement_region, random_region,
-                           retrained_region, scope_fraction, sparsity_curve)
+                           plotted, retrained_region, scope_fraction, sparsity_curve)
 from repro.p1.trajectory import checkpoint_tracking, finetune_snapshots, model_labels, tracking_summary
 
 from conftest import SENTIMENT
@@ -60,8 +61,8 @@ def test_region_builders_sizes(wb, tau):
 
 def test_sparsity_curve_rows_and_graft_cache(wb, tau):
     rows = sparsity_curve(wb, "sent", tau, [0.01, 0.05], random_seeds=(0, 1), label="SGD")
-    assert {r["region"] for r in rows} == {"learned", "movement", "random"}
-    assert len(rows) == 2 * (1 + 1 + 2)
+    assert {r["region"] for r in rows} == {"learned", "movement", "random", "movement-matched"}
+    assert len(rows) == 2 * (1 + 1 + 2 + 1)
     total = graftable_total(wb)
     for r in rows:
         assert r["label"] == "SGD" and 0 <= r["value"] <= 1
@@ -70,10 +71,15 @@ def test_sparsity_curve_rows_and_graft_cache(wb, tau):
         learned = next(r for r in rows if r["region"] == "learned" and r["target_sparsity"] == s)
         rand = [r for r in rows if r["region"] == "random" and r["target_sparsity"] == s]
         assert all(r["count"] == learned["count"] for r in rand)
+        matched = next(r for r in rows if r["region"] == "movement-matched" and r["target_sparsity"] == s)
+        assert matched["count"] == learned["count"]  # top-|τ| at the learned region's actual size
+        assert len(matched["correct"]) == len(learned["correct"]) and set(matched["correct"]) <= {0, 1}
+        assert matched["acc"] == pytest.approx(float(np.mean(matched["correct"])))
         move = next(r for r in rows if r["region"] == "movement" and r["target_sparsity"] == s)
         assert move["count"] == int(s * total)
     mask, meta = learned_region(wb, "sent", tau, 0.05)  # cached: same region as in the sweep
     assert mask.count() == next(r["count"] for r in rows if r["region"] == "learned" and r["target_sparsity"] == 0.05)
+    assert all("correct" not in r for r in plotted(rows)) and len(plotted(rows)) == len(rows)
     bias_rows = sparsity_curve(wb, "sent", tau, [0.01], regions=("learned", "movement"), scope="bias")
     assert all(r["scope"] == "bias" for r in bias_rows)
 
@@ -166,6 +172,8 @@ def test_ft_and_graft_and_retraining(wb, tau):
     assert bitfit["count"] == sum(wb.pre[n].numel() for n in wb.names("bias"))
     region = retrained_region(wb, "sent", out["mask"])
     assert region["count"] == out["mask"].count()
+    assert len(region["correct"]) == len(out["correct"]["graft"])  # same test examples: paired with the graft
+    assert region["acc"] == pytest.approx(float(np.mean(region["correct"])))
 
 
 def test_fish_regions_nested_and_cached(wb):
@@ -175,3 +183,23 @@ def test_fish_regions_nested_and_cached(wb):
     assert (masks[0.01] & masks[0.1]) == masks[0.01]  # top-k of one Fisher: the smaller mask is inside
     again = fish_regions(wb, "sent", [0.1])
     assert again[0.1] == masks[0.1]
+
+
+def test_localization_sweeps_share_the_sgd_curve_and_pair_table1(wb, tau):
+    from repro.p1.localization_plan import LocalizationPlan
+    from repro.p1.localization_sweeps import LocalizationSweeps, table1_runs
+
+    plan = LocalizationPlan(sparsities=(0.01, 0.05), sweep_steps=1, n_eval=0)
+    sw = LocalizationSweeps(wb, plan, base=0.05, seed=wb.seed)
+    rows = sw.sgd_curve("sent")
+    assert sw.sgd_curve("sent") is rows  # computed once, shared by Figs. 2-5
+    assert sorted({r["target_sparsity"] for r in rows}) == [0.01, 0.05]  # γ_base's point is not repeated
+    assert len(sw.subset("sent")) == len(wb.task("sent").test)
+    bias = sw.curve(wb, "sent", tau, "bias", regions=("learned",), scope="bias", sparsities=(0.01,))
+    assert [r["target_sparsity"] for r in bias] == [0.01] and bias[0]["scope"] == "bias"
+    refs = sw.references(wb, "sent", tau, "SGD")
+    assert [r["model"] for r in refs] == ["FT", "pre-trained"] and refs[1]["count"] == 0
+    scores, paired = table1_runs(wb, "sent", wb.seed, k=None, base=0.05, retrain=RECIPE, bitfit=RECIPE)
+    assert set(scores) == {"FT", "Grafting", "Graft re-training", "BitFit"}
+    assert paired["graft_count"] == scores["Graft re-training"]["count"]
+    assert len(paired["graft"]) == len(paired["retrain"]) == len(paired["bitfit"])

@@ -7,6 +7,8 @@ regions the paper compares:
 - ``learned``: the graft learned by P1 Eq. 2-4 on top of γ_base = top-s movement (:meth:`Workbench.graft`);
 - ``movement``: γ_base alone, the top-s entries by |τ| (P1 Fig. 2);
 - ``random``: a uniformly random region of the same size (P1 Fig. 2, Table 8);
+- ``movement-matched``: the top entries by |τ|, exactly as many as the learned region has (issue 15 §2: the
+  learned graft grows past γ_base, so Fig. 2 compares it with top-movement at equal actual size too);
 - bias-only versions of the first two (P1 Fig. 4a: the learned graft restricted to the biases);
 - lottery-ticket localization (P1 Fig. 4b): θ_ft inside a region of the largest |θ_ft| entries, 0 outside;
 - any given mask (FISH, P1 Table 8; the learned region re-trained, P1 Table 1).
@@ -33,7 +35,7 @@ from repro.models.base import layer_index
 if TYPE_CHECKING:  # pragma: no cover
     from repro.workbench import Workbench
 
-REGIONS: tuple[str, ...] = ("learned", "movement", "random")
+REGIONS: tuple[str, ...] = ("learned", "movement", "random", "movement-matched")
 
 
 # --- helpers ----------------------------------------------------------------------------------------
@@ -174,14 +176,16 @@ def ft_and_graft(wb: "Workbench", task: str, *, k: int | None = None, seed: int 
 
 def retrained_region(wb: "Workbench", task: str, trainable: Mask | str, *, k: int | None = None,
                      seed: int | None = None, recipe=None,
-                     examples: Sequence[Example] | None = None) -> dict[str, float]:
+                     examples: Sequence[Example] | None = None) -> dict:
     """P1 Table 1: fine-tune from θ_pre updating only ``trainable`` (a learned region: graft re-training; "bias":
-    BitFit), then score the result; ``count`` / ``sparsity_pct`` give the number of updated entries."""
+    BitFit), then score the result; ``count`` / ``sparsity_pct`` give the number of updated entries and ``correct``
+    the per-example 0/1 correctness."""
     if isinstance(trainable, Mask) and trainable.count() == 0:
         tau = None  # nothing to train (e.g. an empty graft of a tiny smoke model): the pre-trained model
     else:
         tau = wb.finetune(task, recipe, k=k, seed=seed, trainable=trainable)
-    scores, _ = evaluate_overrides(wb, task, wb.overrides(tau), examples=examples)
+    scores, pred = evaluate_overrides(wb, task, wb.overrides(tau), examples=examples)
+    scores["correct"] = (pred.preds == pred.labels).to(torch.uint8).cpu().numpy()  # per example, for bootstraps
     total = graftable_total(wb)
     if isinstance(trainable, Mask):
         count = trainable.count()
@@ -199,8 +203,9 @@ def sparsity_curve(wb: "Workbench", task: str, vector: Mapping[str, torch.Tensor
 
     One row per (sparsity, region[, random seed]): ``task, region, scope, target_sparsity`` (fraction of the
     graftable set asked for), the size fields (of the region actually used: a learned graft may end larger or
-    smaller than γ_base), ``value/acc/ece`` (fractions), and ``label`` (e.g. the FT variant).  Random regions
-    have the learned region's size when it was learned, else γ_base's.
+    smaller than γ_base), ``value/acc/ece`` (fractions), ``correct`` (per-example 0/1 on ``examples``, for paired
+    bootstraps; :func:`plotted` drops it) and ``label`` (e.g. the FT variant).  Random and movement-matched
+    regions have the learned region's size when it was learned (random: else γ_base's).
     """
     unknown = set(regions) - set(REGIONS)
     if unknown:
@@ -216,15 +221,27 @@ def sparsity_curve(wb: "Workbench", task: str, vector: Mapping[str, torch.Tensor
             if region == "random":
                 size = learned.count() if learned is not None else base.count()
                 masks = [(seed, random_region(wb, size, seed, scope)) for seed in random_seeds]
+            elif region == "movement-matched":
+                if learned is None:
+                    raise ValueError("region 'movement-matched' has the learned region's size: add 'learned'")
+                shapes = wb.shapes(scope)
+                scores = {n: d.abs() for n, d in restrict(vector, shapes).items()}
+                masks = [(None, Mask.top_k(scores, learned.count()))]
             else:
                 masks = [(None, learned if region == "learned" else base)]
             for seed, mask in masks:
-                r = evaluate_region(wb, task, vector, mask, examples=examples)
+                scores, pred = evaluate_overrides(wb, task, wb.overrides(vector, mask=mask), examples=examples)
                 rows.append({"task": task, "label": label, "region": region, "scope": scope,
                              "target_sparsity": s, "random_seed": seed, "base_count": base.count(),
-                             **{key: r[key] for key in ("count", "density", "sparsity_pct")},
-                             "value": r["value"], "acc": r["acc"], "ece": r["ece"]})
+                             **size_fields(mask, total), "value": scores["value"], "acc": scores["acc"],
+                             "ece": scores["ece"],
+                             "correct": (pred.preds == pred.labels).to(torch.uint8).cpu().numpy()})
     return rows
+
+
+def plotted(rows: Iterable[Mapping]) -> list[dict]:
+    """Curve rows without their per-example ``correct`` arrays (what a results file stores for a figure)."""
+    return [{k: v for k, v in r.items() if k != "correct"} for r in rows]
 
 
 def lottery_curve(wb: "Workbench", task: str, vector: Mapping[str, torch.Tensor], densities: Iterable[float], *,
