@@ -53,3 +53,10 @@ def test_region_and_continual_rules():
     assert cm.table4_forgetting(Results("t", "smoke"), rows, ["QNLI", "SST-2"])["verdict"] == "holds"
     assert cm.table4_graft_continual(Results("t", "smoke"), rows, ["QNLI", "SST-2"])["verdict"] == "holds"
     assert cm.fig8_mt_accuracy(Results("t", "smoke"), [{"task": "QNLI", "mt": 80.0}]) is None
+
+
+def test_undefined_rel_is_not_testable():
+    nan = float("nan")
+    assert cm.fig8_union(Results("t", "smoke"), [_g("union", nan, nan)], [], 2)["verdict"] == "not-testable"
+    single = [{"region": "a", "task": "a", "rel": nan}, {"region": "a", "task": "b", "rel": nan}]
+    assert cm.fig8_isolation(Results("t", "smoke"), single)["verdict"] == "not-testable"

@@ -13,6 +13,8 @@ from typing import Any, Mapping, Sequence
 from repro.report.results import Results
 
 Rows = Sequence[Mapping[str, Any]]
+UNDEFINED = ("Rel (Eq. 5) is undefined: the MT model gains nothing over θ_pre on some task of this run (the "
+             "denominator P_1 − P_0 ≤ 0)")
 POINT = "point rule, no CI (the driver gives accuracies per task, not per-example correctness)"
 
 
@@ -43,6 +45,9 @@ def fig8_isolation(res: Results, single: Rows) -> dict:
     region's own task exceeds the mean off-diagonal Rel by > 0.2."""
     diag = _mean([r["rel"] for r in single if r["region"] == r["task"]])
     off = _mean([r["rel"] for r in single if r["region"] != r["task"]])
+    if diag != diag or off != off:
+        return res.add_claim("p1-fig8-isolation", "The grafted model of a single task's region only does well on "
+                             "that task and a few similar tasks.", paper="Fig. 8b", holds=None, note=UNDEFINED)
     return res.add_claim(
         "p1-fig8-isolation",
         "The grafted model of a single task's region only does well on that task and a few similar tasks.",
@@ -67,6 +72,8 @@ def fig8_union(res: Results, union: Rows, tuned: Rows, tune_steps: int, margin: 
         return res.add_claim("p1-fig8-union", text, paper="~70% (all > 0.7) -> ~80%", holds=None,
                              note="no task group among this run's MT tasks")
     u_min = min(r["min_in"] for r in union)
+    if u_min != u_min:
+        return res.add_claim("p1-fig8-union", text, paper="~70% (all > 0.7) -> ~80%", holds=None, note=UNDEFINED)
     u_in = _mean([r["mean_in"] for r in union])
     ok_c = u_min > 0.7
     ours = f"unions: min in-group Rel {u_min:.2f} (mean {u_in:.2f}), out-of-group {_mean([r['mean_out'] for r in union]):.2f}"
