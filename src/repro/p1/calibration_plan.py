@@ -1,0 +1,89 @@
+"""What the P1 §4 chapter (``notebooks/p1_calibration_ood.md``) runs for each profile: one typed plan.
+
+:func:`calibration_plan` gives the profile's :class:`CalibrationPlan` (keyed by ``profile.plan``: "smoke" for smoke
+and paper-smoke, "cpu", anything else = the paper's setting); a notebook parameter that is not None overrides its
+field.  :func:`calibration_recipes` gives the re-training, BitFit and LoRA/adapter recipes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, replace
+from typing import Any
+
+from repro.profiles import FinetuneRecipe, Profile
+
+
+@dataclass(frozen=True)
+class CalibrationPlan:
+    """Tasks, sweeps and evaluation sizes of P1 Table 2 (ECE), Table 3, Fig. 6-7, Tables 6-7 and App. D."""
+
+    ece_tasks: tuple[str, ...] = ("SST-2", "QNLI")     #: Table 2 ECE columns and the 40-90% claim
+    ood_sources: tuple[str, ...] = ("SST-2", "QNLI")   #: Table 3 / Fig. 7 sources (targets: repro.p1.ood.OOD_PAIRS)
+    sweep_sources: tuple[str, ...] = ("QNLI",)         #: sources with the graft-size sweep, WiSE and PEFT
+    sweep_bases: tuple[float, ...] = (1e-2,)           #: γ_base sparsities of the sweep, besides ``base``
+    sweep_steps: int | None = 2                        #: graft steps of the sweep points (None: profile.graft_steps)
+    wise_alphas: tuple[float, ...] = (0.0, 0.5, 1.0)   #: WiSE-FT / WiSE-Graft interpolation coefficients
+    peft: tuple[str, ...] = ("lora:1", "houlsby:1")    #: PEFT baselines "lora:<rank>", "houlsby:<n>", "pfeiffer:<n>"
+    gap_tasks: tuple[str, ...] = ("QNLI",)             #: App. D train-test gaps
+    n_eval: int | None = 32                            #: test examples per OOD / WiSE evaluation (None: all)
+    base: float = 1e-3                                 #: γ_base of "the" graft
+    peft_recipe: tuple[tuple[str, Any], ...] = (       #: fields of profile.p1_finetune replaced for LoRA/adapters
+        ("optimizer", "adamw"), ("lr", 1e-3), ("weight_decay", 0.0), ("schedule", "linear"))
+
+    def with_overrides(self, **given: Any) -> "CalibrationPlan":
+        """This plan with every ``given`` value that is not None (the notebook's parameters)."""
+        names = {f.name for f in fields(self)}
+        unknown = set(given) - names
+        if unknown:
+            raise ValueError(f"unknown plan fields {sorted(unknown)}; a CalibrationPlan has {sorted(names)}")
+        clean = {k: (tuple(v) if isinstance(v, list) else v) for k, v in given.items() if v is not None}
+        return replace(self, **clean)
+
+    def shown(self) -> dict[str, Any]:
+        """The plan as the notebook records it in its results' params (recipe excluded)."""
+        return {f.name: (list(v) if isinstance(v := getattr(self, f.name), tuple) else v)
+                for f in fields(self) if f.name != "peft_recipe"}
+
+
+def calibration_plan(profile: Profile, **overrides: Any) -> CalibrationPlan:
+    """The profile's plan for the chapter, with the notebook's non-None parameters applied."""
+    if profile.plan == "smoke":
+        plan = CalibrationPlan()
+    elif profile.plan == "cpu":
+        plan = CalibrationPlan(ece_tasks=("SST-2", "QNLI", "MPQA"), ood_sources=("SST-2", "MPQA", "QNLI"),
+                               sweep_bases=(1e-3,), sweep_steps=3, wise_alphas=(0.0, 0.25, 0.5, 0.75, 1.0),
+                               gap_tasks=("SST-2", "QNLI"), n_eval=150, base=profile.graft_base_sparsity,
+                               peft_recipe=(("optimizer", "adamw"), ("lr", 1e-3), ("weight_decay", 0.0),
+                                            ("warmup_steps", 18), ("schedule", "linear")))
+    else:  # paper (and any GPU profile): the paper's setting
+        plan = CalibrationPlan(ece_tasks=tuple(profile.p1_tasks), ood_sources=("SST-2", "MPQA", "QNLI"),
+                               sweep_sources=("SST-2", "MPQA", "QNLI"), sweep_bases=(5e-5, 1e-4, 1e-3),
+                               sweep_steps=None, wise_alphas=tuple(round(0.1 * i, 1) for i in range(11)),
+                               peft=("lora:1", "lora:2", "lora:8", "houlsby:1", "houlsby:2", "houlsby:16",
+                                     "houlsby:64", "pfeiffer:1", "pfeiffer:2", "pfeiffer:16", "pfeiffer:64"),
+                               gap_tasks=("SST-2", "AGNews", "QNLI", "QQP"), n_eval=None,
+                               base=profile.graft_base_sparsity,
+                               peft_recipe=(("optimizer", "adamw"), ("lr", 5e-4), ("batch_size", 16),
+                                            ("weight_decay", 0.0), ("warmup_steps", 60), ("schedule", "linear")))
+    return plan.with_overrides(**overrides)
+
+
+@dataclass(frozen=True)
+class CalibrationRecipes:
+    """FT (SGD), graft re-training, BitFit and LoRA/adapter recipes of the chapter."""
+
+    sgd: FinetuneRecipe
+    retrain: FinetuneRecipe
+    bitfit: FinetuneRecipe
+    peft: FinetuneRecipe
+
+
+def calibration_recipes(profile: Profile, plan: CalibrationPlan) -> CalibrationRecipes:
+    """The recipes: re-training and BitFit are those of the localization chapter's Table 1 (the same cached runs;
+    the cpu profile's SGD lr 0.1 was chosen on dev data there); PEFT = the FT recipe with ``plan.peft_recipe``."""
+    sgd = profile.p1_finetune
+    sparse = replace(sgd, lr=1e-1) if profile.name == "cpu" else sgd
+    return CalibrationRecipes(sgd=sgd, retrain=sparse, bitfit=sparse, peft=replace(sgd, **dict(plan.peft_recipe)))
+
+
+__all__ = ["CalibrationPlan", "CalibrationRecipes", "calibration_plan", "calibration_recipes"]

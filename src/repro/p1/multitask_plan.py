@@ -1,0 +1,89 @@
+"""What the P1 §5 chapter (``notebooks/p1_multitask_continual.md``) runs for each profile: one typed plan.
+
+:func:`multitask_plan` gives the profile's :class:`MultitaskPlan` (keyed by ``profile.plan``: "smoke" for smoke and
+paper-smoke, "cpu", anything else = the paper's setting); a notebook parameter that is not None overrides its
+field.  :func:`mt_recipe` and :func:`continual_recipe` give the training recipes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, replace
+from typing import Any
+
+from repro.profiles import FinetuneRecipe, Profile
+
+SIMILAR = (("SST-2", "CR"), ("MNLI", "SNLI"))  #: the task pairs the paper calls similar (Fig. 8a)
+
+
+@dataclass(frozen=True)
+class MultitaskPlan:
+    """Tasks, steps and evaluation sizes of P1 Fig. 8, Figs. 11-13 and Table 4."""
+
+    mt_tasks: tuple[str, ...] = ("SST-2", "CR", "QNLI")  #: tasks of the multi-task model (paper: 8)
+    mt_steps: int = 20                      #: SGD steps of the multi-task model (paper: 8x single-task)
+    region_bases: tuple[float, ...] = (0.0,)  #: γ_base of the per-task regions: 0 = Fig. 8, 1e-5/1e-4 = Figs. 11-12
+    mt_graft_steps: int = 3                 #: graft steps of each per-task region
+    mt_graft_lr: float = 1e9                #: graft learning rate of the per-task regions with an empty γ_base
+    mt_graft_examples: int | None = 16      #: training examples per graft step and task (None: all)
+    adamw_mt: bool = False                  #: also the AdamW multi-task model (Fig. 13)
+    n_eval: int | None = 32                 #: test examples per task of the Eq. 5 heatmaps (None: all)
+    tune_steps: int = 2                     #: joint-loss graft steps after the union, Fig. 8d (paper: 10)
+    continual_base: float = 1e-2            #: γ_base of the single-task regions of grafting-continual
+    continual_steps: int | None = 10        #: SGD steps of each continual stage after the first (None: the recipe's)
+    continual_graft_steps: int | None = None  #: graft steps of the single-task regions (None: the profile's)
+    groups: tuple[tuple[str, tuple[str, ...]], ...] = (("sentiment", ("SST-2", "CR")),)  #: Fig. 8c-d task groups
+
+    def with_overrides(self, **given: Any) -> "MultitaskPlan":
+        """This plan with every ``given`` value that is not None (the notebook's parameters)."""
+        names = {f.name for f in fields(self)}
+        unknown = set(given) - names
+        if unknown:
+            raise ValueError(f"unknown plan fields {sorted(unknown)}; a MultitaskPlan has {sorted(names)}")
+        clean = {k: (tuple(v) if isinstance(v, list) else v) for k, v in given.items() if v is not None}
+        return replace(self, **clean)
+
+    def group_map(self) -> dict[str, list[str]]:
+        """The groups whose tasks are all among ``mt_tasks``."""
+        return {g: list(ts) for g, ts in self.groups if all(t in self.mt_tasks for t in ts)}
+
+    def shown(self) -> dict[str, Any]:
+        """The plan as the notebook records it in its results' params."""
+        out = {f.name: (list(v) if isinstance(v := getattr(self, f.name), tuple) else v) for f in fields(self)}
+        out["groups"] = {g: list(ts) for g, ts in self.groups}
+        return out
+
+
+def multitask_plan(profile: Profile, **overrides: Any) -> MultitaskPlan:
+    """The profile's plan for the chapter, with the notebook's non-None parameters applied."""
+    if profile.plan == "smoke":
+        plan = MultitaskPlan()
+    elif profile.plan == "cpu":
+        plan = MultitaskPlan(mt_tasks=("SST-2", "CR", "MNLI", "SNLI", "QNLI", "QQP"), mt_steps=200,
+                             mt_graft_steps=4, mt_graft_lr=1e8, mt_graft_examples=64, n_eval=64, tune_steps=10,
+                             continual_base=profile.graft_base_sparsity, continual_steps=50,
+                             groups=(("sentiment", ("SST-2", "CR")), ("NLI", ("MNLI", "SNLI")),
+                                     ("QNLI+QQP", ("QNLI", "QQP"))))
+    else:  # paper (and any GPU profile): the paper's setting
+        plan = MultitaskPlan(mt_tasks=("SST-2", "CR", "MNLI", "SNLI", "QNLI", "QQP", "MRPC", "AGNews"),
+                             mt_steps=8000, region_bases=(0.0, 1e-5, 1e-4), mt_graft_steps=100, mt_graft_lr=1e7,
+                             adamw_mt=True, n_eval=None, mt_graft_examples=None, tune_steps=10,
+                             continual_base=profile.graft_base_sparsity, continual_steps=None,
+                             groups=(("sentiment", ("SST-2", "CR")), ("NLI", ("MNLI", "SNLI")),
+                                     ("paraphrase", ("QQP", "MRPC")), ("question", ("QNLI", "QQP")),
+                                     ("topic+sentiment", ("AGNews", "SST-2"))))
+    return plan.with_overrides(**overrides)
+
+
+def mt_recipe(profile: Profile, plan: MultitaskPlan) -> FinetuneRecipe:
+    """The multi-task model's recipe: the single-task SGD recipe with ``plan.mt_steps`` steps."""
+    ft = profile.p1_finetune
+    return replace(ft, steps=plan.mt_steps, eval_every=max(plan.mt_steps // 6, 1) if ft.eval_every else 0)
+
+
+def continual_recipe(profile: Profile) -> FinetuneRecipe:
+    """The sparse continual stages' recipe: the localization chapter's graft re-training recipe (cpu: SGD lr 0.1,
+    chosen on dev data there; otherwise the FT recipe)."""
+    return replace(profile.p1_finetune, lr=1e-1) if profile.name == "cpu" else profile.p1_finetune
+
+
+__all__ = ["MultitaskPlan", "SIMILAR", "continual_recipe", "mt_recipe", "multitask_plan"]
