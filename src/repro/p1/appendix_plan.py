@@ -1,0 +1,78 @@
+"""What the P1 appendix chapter (``notebooks/p1_appendix.md``) runs for each profile: one typed plan.
+
+:func:`appendix_plan` gives the profile's :class:`AppendixPlan`; a notebook parameter that is not None overrides its
+field.  ``smoke`` checks the code paths, ``cpu`` is sized for 2 cores, ``paper`` is the paper's setting.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, replace
+from typing import Any
+
+from repro.profiles import Profile
+
+
+@dataclass(frozen=True)
+class AppendixPlan:
+    """Tasks, data sizes, region sizes and steps of P1 Tables 5 and 8, Figs. 9-10 and Fig. 15."""
+
+    large_tasks: tuple[str, ...] = ("SST-2",)        #: Table 5 tasks (paper: Sentiment, AGNews, QNLI, SNLI)
+    large_k: int = 0                                  #: Table 5 examples per class (paper: up to 50k)
+    large_sparsities: tuple[float, ...] = (3e-4,)     #: Table 5 graft sizes, fractions (paper: 3e-4, 6e-4, 1.2e-3)
+    large_steps: int | None = None                    #: Table 5 graft steps (paper: 10x the usual)
+    fish_tasks: tuple[str, ...] = ("SST-2",)          #: Table 8 tasks
+    fish_k: int = 0                                   #: Table 8 k-shot (paper: 4096)
+    fish_densities: tuple[float, ...] = (1e-4, 1e-3, 1e-2)  #: Table 8 sizes (paper: 1e-4, 1e-3, 1e-2)
+    sweep_steps: int | None = None                    #: graft steps of the Table 8 / Fig. 9 learned regions
+    placement_tasks: tuple[str, ...] = ("SST-2", "QNLI")  #: Figs. 9-10 tasks
+    placement_sparsities: tuple[float, ...] = ()      #: Figs. 9-10 sizes besides the Table 2 graft
+    track_task: str = "SST-2"                         #: Fig. 15 task
+    track_every: int = 50                             #: Fig. 15 snapshot interval (steps)
+    track_checkpoint: int | None = None               #: Fig. 15 checkpoint (None: see :meth:`checkpoint`)
+    track_sparsities: tuple[float, ...] = (1e-3,)     #: Fig. 15 region sizes
+    n_eval: int = 0                                   #: test examples per Fig. 15 point (0: all)
+
+    def with_overrides(self, **given: Any) -> "AppendixPlan":
+        """This plan with every ``given`` value that is not None (the notebook's parameters)."""
+        names = {f.name for f in fields(self)}
+        unknown = set(given) - names
+        if unknown:
+            raise ValueError(f"unknown plan fields {sorted(unknown)}; an AppendixPlan has {sorted(names)}")
+        clean = {k: (tuple(v) if isinstance(v, list) else v) for k, v in given.items() if v is not None}
+        return replace(self, **clean)
+
+    def checkpoint(self, ft_steps: int) -> int:
+        """The Fig. 15 checkpoint: ``track_checkpoint`` if given, else the snapshot step nearest below half of the
+        fine-tuning run (an *intermediate* checkpoint, so that "saturates after it" can be observed).
+
+        Raises if the checkpoint is not a snapshot step strictly inside the run (the claim would be untestable)."""
+        step = self.track_checkpoint
+        if step is None:
+            step = (ft_steps // 2) // self.track_every * self.track_every
+        if step <= 0 or step >= ft_steps or step % self.track_every:
+            raise ValueError(f"Fig. 15 checkpoint {step} must be a multiple of track_every={self.track_every} strictly "
+                             f"between 0 and the {ft_steps} fine-tuning steps; pass track_checkpoint / track_every "
+                             "accordingly")
+        return step
+
+
+def appendix_plan(profile: Profile, **overrides: Any) -> AppendixPlan:
+    """The profile's plan for the appendix chapter, with the notebook's non-None parameters applied."""
+    if profile.plan == "smoke":
+        plan = AppendixPlan(large_k=profile.k_shot_large, large_sparsities=(1e-2,), large_steps=2,
+                            fish_k=profile.k_shot, fish_densities=(1e-3, 1e-2, 1e-1), sweep_steps=2,
+                            placement_sparsities=(1e-2,), track_every=5, track_sparsities=(1e-2,), n_eval=64)
+    elif profile.plan == "cpu":
+        plan = AppendixPlan(large_k=profile.k_shot_large, large_steps=3, fish_tasks=("SST-2", "QNLI"),
+                            fish_k=profile.k_shot, sweep_steps=3, placement_sparsities=(1e-3,), track_every=50,
+                            track_sparsities=(1e-4, 1e-3), n_eval=150)
+    else:  # paper (and any GPU profile): the paper's setting
+        plan = AppendixPlan(large_tasks=("SST-2", "AGNews", "QNLI", "SNLI"), large_k=50_000,
+                            large_sparsities=(3e-4, 6e-4, 1.2e-3), large_steps=10 * profile.graft.steps,
+                            fish_tasks=("SST-2", "AGNews", "QNLI", "QQP"), fish_k=profile.k_shot_large,
+                            placement_tasks=tuple(t for t in profile.p1_tasks if t != "TREC"),
+                            track_every=100, track_sparsities=(1e-5, 1e-4, 1e-3), n_eval=0)
+    return plan.with_overrides(**overrides)
+
+
+__all__ = ["AppendixPlan", "appendix_plan"]

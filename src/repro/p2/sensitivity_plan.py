@@ -1,0 +1,39 @@
+"""What the P2 sensitivity chapter (``notebooks/p2_sensitivity.md``) runs for each profile: one typed plan.
+
+The same rule for every profile: the Fisher uses ``profile.talos.calibration_examples`` training inputs per task,
+and each task is evaluated on min(profile.n_test, 200) test examples (0 = all when the profile caps nothing); a
+notebook parameter that is not None overrides its field.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, replace
+from typing import Any
+
+from repro.profiles import Profile
+
+
+@dataclass(frozen=True)
+class SensitivityPlan:
+    """Fisher and evaluation sizes of P2 Figs. 1, 10 and 11."""
+
+    fraction: float = 0.1  #: share of the maskable parameters selected (the paper's 10 %)
+    n_fisher: int = 0      #: training inputs per task for the diagonal Fisher
+    n_eval: int = 0        #: test examples per task (0: all)
+
+    def with_overrides(self, **given: Any) -> "SensitivityPlan":
+        """This plan with every ``given`` value that is not None (the notebook's parameters)."""
+        names = {f.name for f in fields(self)}
+        unknown = set(given) - names
+        if unknown:
+            raise ValueError(f"unknown plan fields {sorted(unknown)}; a SensitivityPlan has {sorted(names)}")
+        return replace(self, **{k: v for k, v in given.items() if v is not None})
+
+
+def sensitivity_plan(profile: Profile, **overrides: Any) -> SensitivityPlan:
+    """The profile's plan for the chapter, with the notebook's non-None parameters applied."""
+    n_eval = min(profile.n_test, 200) if profile.n_test else 0
+    return SensitivityPlan(n_fisher=profile.talos.calibration_examples, n_eval=n_eval).with_overrides(**overrides)
+
+
+__all__ = ["SensitivityPlan", "sensitivity_plan"]
