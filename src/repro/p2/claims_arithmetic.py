@@ -125,7 +125,7 @@ def table2_best(res: Results, rows2: Rows, *, n: int, zero_control: float, reaso
                   "TaLoS reaches the lowest task-negation target accuracy of all methods (for every model) while "
                   "keeping the control accuracy.", "best in all six columns (+0.17 to +4.06)",
                   f"TaLoS {tal:.2f} vs lowest other {best} {best_v:.2f} ({_ci(ev)}; lower is better); control "
-                  f"{by[('TaLoS', 'cont_acc')]:.1f} (zero-shot {100 * zero_control:.1f})", reason,
+                  f"{by.get(('TaLoS', 'cont_acc'), float('nan')):.1f} (zero-shot {100 * zero_control:.1f})", reason,
                   "TaLoS − lowest other mean target test accuracy < 0 at the CI's high end; control kept ≥ 95% on "
                   "validation by the α rule", verdict, ev)
 
