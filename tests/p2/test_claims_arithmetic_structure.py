@@ -1,0 +1,137 @@
+"""The P2 §5.1 and §5.3 claim functions (hand-made rows → expected verdict) and the §5.3 plan object."""
+
+from __future__ import annotations
+
+import pytest
+
+from repro.p2 import claims_arithmetic as ca
+from repro.p2 import claims_structure_cost as cs
+from repro.p2.structure_cost_plan import PAPER_FT_STEPS, StructureCostPlan, structure_cost_plan
+from repro.profiles import get_profile
+from repro.report.results import Results
+
+
+def _res() -> Results:
+    return Results("p2_test", "smoke")
+
+
+def _rows(values: dict[tuple[str, str], float]) -> list[dict]:
+    return [{"method": m, "metric": k, "value": v} for (m, k), v in values.items()]
+
+
+def _table1(talos_abs: float, talos_norm: float, other_abs: float, other_norm: float) -> list[dict]:
+    vals = {("TaLoS", "abs_acc"): talos_abs, ("TaLoS", "norm_acc"): talos_norm}
+    for m in ca.FT_POSTHOC:
+        vals[(m, "abs_acc")], vals[(m, "norm_acc")] = other_abs, other_norm
+    vals[("Pre-trained (Zero-shot)", "abs_acc")] = 50.0
+    return _rows(vals)
+
+
+def test_gap_evidence_by_hand():
+    verdict, ev = ca.gap_evidence(80.0, 70.0, 80.0, 70.0, 400, op=">")
+    half = 1.959964 * 100 * ((0.8 * 0.2 + 0.7 * 0.3) / 400) ** 0.5
+    assert ev.statistic == pytest.approx(10.0) and ev.ci_low == pytest.approx(10.0 - half)
+    assert verdict == "holds" and ev.n_examples == 400
+    assert ca.gap_evidence(71.0, 70.0, 71.0, 70.0, 100, op=">")[0] == "inconclusive"
+    assert ca.gap_evidence(60.0, 80.0, 60.0, 80.0, 400, op=">=")[0] == "does-not-hold"
+    with pytest.raises(ValueError, match="n ≥ 1"):
+        ca.gap_evidence(1.0, 0.0, 1.0, 0.0, 0, op=">")
+
+
+def test_table1_best_needs_the_ci_not_a_point_gap():
+    res = _res()
+    assert ca.table1_best(res, _table1(72, 95, 70, 93), n=64, reason=None, context="x")["verdict"] == "inconclusive"
+    c = ca.table1_best(res := _res(), _table1(85, 99, 70, 85), n=2000, reason=None, context="x")
+    assert c["verdict"] == "holds" and c["evidence"]["n_examples"] == 2000
+    c = ca.table1_best(_res(), _table1(85, 99, 70, 85), n=2000, reason="normalized accuracy withheld", context="x")
+    assert c["verdict"] == "not-testable" and "withheld" in c["note"]
+
+
+def test_table1_abs_best_tie_is_not_a_failure_and_vs_ft_combines_pairs():
+    assert ca.table1_abs_best(_res(), _table1(70, 90, 70, 90), n=500)["verdict"] == "inconclusive"
+    assert ca.table1_abs_best(_res(), _table1(60, 90, 80, 90), n=2000)["verdict"] == "does-not-hold"
+    assert ca.table1_vs_ft(_res(), _table1(90, 99, 60, 70), n=2000, reason=None)["verdict"] == "holds"
+    assert ca.table1_vs_ft(_res(), _table1(50, 60, 80, 90), n=2000, reason=None)["verdict"] == "does-not-hold"
+
+
+def test_vision_and_t5_claims_are_not_testable_on_a_text_model():
+    rows = _table1(70, 90, 60, 80)
+    assert ca.table1_abs_vision(_res(), rows, model="MiniLM")["verdict"] == "not-testable"
+    rows2 = _rows({("TaLoS", "targ_acc"): 40.0, ("TaLoS", "cont_acc"): 70.0, ("DARE", "targ_acc"): 60.0})
+    assert ca.table2_vision(_res(), rows2, model="MiniLM")["verdict"] == "not-testable"
+    assert ca.table2_t5large(_res(), rows2, model="MiniLM")["verdict"] == "not-testable"
+
+
+def test_table2_best_lower_is_better_and_gated():
+    rows2 = _rows({("TaLoS", "targ_acc"): 40.0, ("TaLoS", "cont_acc"): 70.0, ("DARE", "targ_acc"): 60.0,
+                   ("DARE", "cont_acc"): 70.0})
+    assert ca.table2_best(_res(), rows2, n=1000, zero_control=0.7, reason=None)["verdict"] == "holds"
+    c = ca.table2_best(_res(), rows2, n=1000, zero_control=0.52, reason="negation not testable: control")
+    assert c["verdict"] == "not-testable"
+
+
+def test_table5_claims():
+    vals = {("TaLoS", "norm_acc"): 95.0, ("TaLoS", "abs_acc"): 75.0, ("TaLoS + TIES-Merging", "norm_acc"): 80.0,
+            ("TaLoS + TIES-Merging", "abs_acc"): 63.0, ("TaLoS + Task-wise AdaMerging", "norm_acc"): 95.5,
+            ("TaLoS + Layer-wise AdaMerging", "norm_acc"): 96.0}
+    for m, v in (("Non-linear FT", 80.0), ("TIES-Merging", 78.0), ("Task-wise AdaMerging", 81.0),
+                 ("Layer-wise AdaMerging", 82.0)):
+        vals[(m, "norm_acc")], vals[(m, "abs_acc")] = v, v - 10
+    rows5 = _rows(vals)
+    assert ca.table5_ties(_res(), rows5, n=2000)["verdict"] == "holds"
+    assert ca.table5_adamerging(_res(), rows5, n=2000)["verdict"] == "holds"
+    c = ca.table5_vs_ft_merging(_res(), rows5, n=2000)
+    assert c["verdict"] == "holds" and "Layer-wise AdaMerging" in c["ours"]
+
+
+def test_masks_compared_only_at_equal_sizes():
+    tal = {"top_weight_types": ["Q", "K", "V"], "spread_cv": 1.4, "qk_top_layers": 1.0}
+    lot = {"top_weight_types": ["O", "K", "Q"], "spread_cv": 0.2, "qk_top_layers": 0.5}
+    assert cs.size_mismatch({"LoTA": 1000, "TaLoS": 990}) is None
+    assert "differ" in cs.size_mismatch({"LoTA": 1000, "TaLoS": 500})
+    assert cs.fig4_qk(_res(), tal, lot, {"LoTA": 1000, "TaLoS": 1000}, task="t", model="m")["verdict"] == "holds"
+    c = cs.fig4_qk(_res(), tal, lot, {"LoTA": 1000, "TaLoS": 500}, task="t", model="m")
+    assert c["verdict"] == "not-testable" and "500" in c["note"]
+    assert cs.fig5_blocks(_res(), tal, lot)["verdict"] == "holds"
+
+
+def _costs(talos_iter: float, ft_iter: float) -> dict:
+    return {"talos": {"total_iter_s": talos_iter, "fwd_bwd_s": talos_iter * 0.9, "optim_step_s": 0.02,
+                      "peak_memory_gib": 1.0},
+            "ft": {"total_iter_s": ft_iter, "fwd_bwd_s": ft_iter * 0.8, "optim_step_s": 0.05, "peak_memory_gib": 3.0},
+            "l-lora": {"total_iter_s": ft_iter, "fwd_bwd_s": ft_iter, "optim_step_s": 0.01, "peak_memory_gib": 2.0}}
+
+
+def test_table3_claims():
+    by = _costs(0.3, 1.2)
+    labels = {"talos": "TaLoS", "ft": "Non-linear FT", "l-lora": "L-LoRA"}
+    assert cs.table3_fastest(_res(), by, labels, context="c")["verdict"] == "holds"
+    assert cs.table3_optimizer(_res(), by)["verdict"] == "holds"
+    assert cs.table3_fastest(_res(), _costs(2.0, 1.2), labels, context="c")["verdict"] == "does-not-hold"
+
+
+def test_table4_calibration_is_judged_at_the_paper_budget():
+    by = _costs(0.3, 1.2)
+    t4 = {"talos": {"mask_calibration_time": 20.0, "mask_calibration_peak_memory": 1.0},
+          "lota": {"mask_calibration_time": 15.0, "mask_calibration_peak_memory": 3.0}}
+    at40 = cs.calibration_at_steps(t4, by, 40)
+    assert at40["share"] == pytest.approx(20 / (20 + 12))  # 62 %: fails at the profile's 40 steps
+    at_paper = cs.calibration_at_steps(t4, by, PAPER_FT_STEPS)
+    assert at_paper["share"] == pytest.approx(20 / (20 + 600)) and at_paper["ft_total"] == pytest.approx(2400)
+    c = cs.table4_calibration(_res(), t4, by, steps=40, paper_steps=PAPER_FT_STEPS)
+    assert c["verdict"] == "holds" and "2000 steps" in c["ours"]
+    t4["talos"]["mask_calibration_peak_memory"] = 5.0
+    assert cs.table4_calibration(_res(), t4, by, steps=40, paper_steps=PAPER_FT_STEPS)["verdict"] == "does-not-hold"
+
+
+def test_structure_cost_plan_per_profile():
+    smoke, ps, cpu = (structure_cost_plan(get_profile(n)) for n in ("smoke", "paper-smoke", "cpu"))
+    assert (smoke.iterations, smoke.warmup, smoke.isolate) == (2, 1, False) and ps == smoke
+    assert (cpu.iterations, cpu.warmup, cpu.isolate) == (8, 2, True)
+    assert smoke.mask_task == smoke.cost_task == get_profile("smoke").p2_tasks[0]
+    paper = structure_cost_plan(get_profile("paper"))
+    assert (paper.iterations, paper.warmup, paper.isolate, paper.paper_steps) == (50, 5, True, 2000)
+    over = structure_cost_plan(get_profile("cpu"), iterations=3, isolate=False, cost_task="QNLI")
+    assert isinstance(over, StructureCostPlan) and (over.iterations, over.isolate, over.cost_task) == (3, False, "QNLI")
+    with pytest.raises(TypeError, match="unknown StructureCostPlan"):
+        structure_cost_plan(get_profile("cpu"), itrations=3)
