@@ -26,12 +26,12 @@ class AppendixPlan:
     alpha_stride: int = 1                      #: every n-th α of the task-arithmetic protocol's grid
 
     def with_overrides(self, **given: Any) -> "AppendixPlan":
-        """This plan with every ``given`` value that is not None (the notebook's parameters)."""
+        """This plan with every ``given`` value that is not None or empty (the notebook's parameters)."""
         names = {f.name for f in fields(self)}
         unknown = set(given) - names
         if unknown:
             raise ValueError(f"unknown plan fields {sorted(unknown)}; an AppendixPlan has {sorted(names)}")
-        clean: dict[str, Any] = {k: v for k, v in given.items() if v is not None}
+        clean: dict[str, Any] = {k: v for k, v in given.items() if v is not None and v != "" and v != []}
         if "sparsities" in clean:
             clean["sparsities"] = tuple(float(k) for k in clean["sparsities"])
             bad = [k for k in clean["sparsities"] if not 0.0 <= k < 1.0]

@@ -31,12 +31,12 @@ class DisentanglementPlan:
     drift_examples: int = 4                   #: Fig. 7 examples (paper: 2048; we use 256)
 
     def with_overrides(self, **given: Any) -> "DisentanglementPlan":
-        """This plan with every ``given`` value that is not None (the notebook's parameters)."""
+        """This plan with every ``given`` value that is not None or empty (the notebook's parameters)."""
         names = {f.name for f in fields(self)}
         unknown = set(given) - names
         if unknown:
             raise ValueError(f"unknown plan fields {sorted(unknown)}; a DisentanglementPlan has {sorted(names)}")
-        clean: dict[str, Any] = {k: v for k, v in given.items() if v is not None}
+        clean: dict[str, Any] = {k: v for k, v in given.items() if v is not None and v != "" and v != []}
         if "pairs" in clean:
             clean["pairs"] = tuple(tuple(p) for p in clean["pairs"])
             bad = [p for p in clean["pairs"] if len(p) != 2]
