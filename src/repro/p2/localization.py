@@ -14,7 +14,6 @@ The per-layer / per-type structure of a mask (P2 Fig. 4-5) is :meth:`repro.core.
 
 from __future__ import annotations
 
-import inspect
 from typing import TYPE_CHECKING, Mapping, Sequence
 
 import numpy as np
@@ -92,15 +91,26 @@ def localization_summary(rows: Sequence[Mapping]) -> dict[str, float]:
 def disentanglement_error(model: Classifier, pre: Tensors, tau1: TaskVector, tau2: TaskVector,
                           data1: Sequence[Example], data2: Sequence[Example], task1: str, task2: str,
                           grid: Sequence[float], grid2: Sequence[float] | None = None, *, batch_size: int = 64,
-                          progress: bool = True) -> np.ndarray:
+                          progress: bool = True, linear_base: Mapping[str, torch.Tensor] | None = None) -> np.ndarray:
     """P2 Eq. 10 (Ortiz-Jiménez et al. 2023): ξ(α1, α2) = Σ_t E_{D_t} 1[f_t(θ0+α_tτ_t) ≠ f_t(θ0+α1τ1+α2τ2)].
 
     ``f_t`` is the arg-max prediction with task t's own head.  Returns an array [len(grid), len(grid2)] whose
     entry (i, j) is ξ(grid[i], grid2[j]) (``grid2`` defaults to ``grid``); values lie in [0, 2].
+
+    With ``linear_base`` (θ0 over the parameters the vectors touch) ``f`` is the linearized network (Linearized
+    FT, L-LoRA), which is exactly linear in its offset: f(θ0 + α1τ1 + α2τ2) = f(θ0) + α1·Jτ1 + α2·Jτ2.  The
+    tangent logits Jτ1, Jτ2 are computed once per task's data (one jvp pass each) and every grid point is that
+    sum, as :class:`repro.p2.evaluator.Evaluator` scores linearized vectors.
     """
     g1 = [float(a) for a in grid]
     g2 = g1 if grid2 is None else [float(a) for a in grid2]
     u1, u2 = tau1 + tau2 * 0.0, tau1 * 0.0 + tau2  # both over the union of names: every eval overrides the same set
+    if linear_base is not None:
+        missing = sorted(set(u1.names) - set(linear_base))
+        if missing:
+            raise KeyError(f"linear_base has no θ0 for {missing[:5]}; pass θ0 for every parameter of τ1 and τ2")
+        return _linear_disentanglement(model, pre, u1, u2, data1, data2, task1, task2, g1, g2,
+                                       batch_size=batch_size, linear_base=linear_base)
 
     def preds(vec: TaskVector, data: Sequence[Example], task: str) -> torch.Tensor:
         return predict(model, data, task, vec.apply(pre, 1.0), batch_size=batch_size).preds
@@ -120,30 +130,46 @@ def disentanglement_error(model: Classifier, pre: Tensors, tau1: TaskVector, tau
     return out
 
 
+def _linear_disentanglement(model: Classifier, pre: Tensors, u1: TaskVector, u2: TaskVector,
+                            data1: Sequence[Example], data2: Sequence[Example], task1: str, task2: str,
+                            g1: Sequence[float], g2: Sequence[float], *, batch_size: int,
+                            linear_base: Mapping[str, torch.Tensor]) -> np.ndarray:
+    """ξ of P2 Eq. 10 on the linearized network, from f(θ0) and the tangent logits Jτ1, Jτ2 on each task's data."""
+    base = {n: linear_base[n] for n in u1.names}
+
+    def parts(data: Sequence[Example], task: str) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        zero = predict(model, data, task, None, batch_size=batch_size).logits
+        j1 = predict(model, data, task, u1.apply(pre, 1.0), batch_size=batch_size, linear_base=base).logits - zero
+        j2 = predict(model, data, task, u2.apply(pre, 1.0), batch_size=batch_size, linear_base=base).logits - zero
+        return zero, j1, j2
+
+    z1, a1, b1 = parts(data1, task1)
+    z2, a2, b2 = parts(data2, task2)
+    out = np.zeros((len(g1), len(g2)))
+    for i, a in enumerate(g1):
+        single1 = (z1 + a * a1).argmax(-1)
+        for j, b in enumerate(g2):
+            single2 = (z2 + b * b2).argmax(-1)
+            e1 = ((z1 + a * a1 + b * b1).argmax(-1) != single1).float().mean().item()
+            e2 = ((z2 + a * a2 + b * b2).argmax(-1) != single2).float().mean().item()
+            out[i, j] = e1 + e2
+    return out
+
+
 def disentanglement_grid(wb: "Workbench", tau1: Mapping[str, torch.Tensor], tau2: Mapping[str, torch.Tensor],
                          task1: str, task2: str, examples1: Sequence[Example], examples2: Sequence[Example],
                          grid: Sequence[float], linear: bool = False) -> list[dict]:
     """P2 Fig. 2: ξ(α1, α2) on ``grid`` × ``grid`` as rows ``{alpha1, alpha2, xi}`` (ξ ∈ [0, 2]).
 
-    ``linear`` evaluates every combination on the linearized network around θ0 (Linearized FT, L-LoRA), which
-    needs the ``linear_base`` argument of :func:`disentanglement_error`.
+    ``linear`` evaluates every combination on the linearized network around θ0 (Linearized FT, L-LoRA), in the
+    exact tangent-logit form of :func:`disentanglement_error`.
     """
-    kw = {}
-    if linear:
-        if "linear_base" not in inspect.signature(disentanglement_error).parameters:
-            raise NotImplementedError("disentanglement_error has no linear_base argument: the "
-                                      "linearized methods cannot be evaluated on their linearized network")
-        kw["linear_base"] = {n: wb.pre[n] for n in set(tau1) | set(tau2)}
+    kw = {"linear_base": {n: wb.pre[n] for n in set(tau1) | set(tau2)}} if linear else {}
     xi = disentanglement_error(wb.model, wb.pre, TaskVector(dict(tau1)), TaskVector(dict(tau2)), examples1,
                                examples2, task1, task2, list(grid), batch_size=wb.profile.eval_batch_size,
                                progress=False, **kw)
     return [{"alpha1": float(a), "alpha2": float(b), "xi": float(xi[i, j])}
             for i, a in enumerate(grid) for j, b in enumerate(grid)]
-
-
-def linear_supported() -> bool:
-    """Whether :func:`disentanglement_grid` can evaluate linearized methods with :func:`disentanglement_error`."""
-    return "linear_base" in inspect.signature(disentanglement_error).parameters
 
 
 def grid_summary(rows: Sequence[Mapping]) -> dict[str, float]:
