@@ -48,3 +48,22 @@ def shared_data() -> Path:
     if not SHARED_DATA.exists():
         pytest.skip("../shared/data is not present (it is only on the team's machines)")
     return SHARED_DATA
+
+
+def two_task_setup(spec_a: TaskSpec, spec_b: TaskSpec, scale: float):
+    """Tiny BERT with two tasks, θ_pre over its maskable set, two random task vectors (τ2 on half the tensors) of
+    standard deviation ``scale``, and four examples per task: the inputs of the ξ (P2 Eq. 10) tests."""
+    from repro.core.taskvec import TaskVector
+    from repro.models import build_tiny_bert
+
+    model = build_tiny_bert(seed=0)
+    model.add_task(spec_a)
+    model.add_task(spec_b)
+    names = model.maskable_names()
+    pre = {n: p.detach().clone() for n, p in model.param_dict(names).items()}
+    g = torch.Generator().manual_seed(0)
+    tau1 = TaskVector({n: scale * torch.randn(pre[n].shape, generator=g) for n in names})
+    tau2 = TaskVector({n: scale * torch.randn(pre[n].shape, generator=g) for n in names[: len(names) // 2]})
+    d1 = [Example(t, i % 2) for i, t in enumerate(["a great film", "a dull film", "i loved it", "i hated it"])]
+    d2 = [Example(t, i % 2) for i, t in enumerate(["the team won", "stocks fell", "a late goal", "rates rose"])]
+    return model, pre, tau1, tau2, d1, d2

@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from conftest import two_task_setup
 
 from repro.core.evaluation import predict
-from repro.core.taskvec import TaskVector
 from repro.data import Example, TaskSpec
 from repro.p2.localization import disentanglement_error
 
@@ -18,21 +18,9 @@ TOPIC = TaskSpec("xl_topic", ("sports", "business"), label_prompts=("This is abo
 
 @pytest.fixture(scope="module")
 def tiny():
-    from repro.models import build_tiny_bert
-
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
-    model = build_tiny_bert(seed=0)
-    model.add_task(SENT)
-    model.add_task(TOPIC)
-    names = model.maskable_names()
-    pre = {n: p.detach().clone() for n, p in model.param_dict(names).items()}
-    g = torch.Generator().manual_seed(0)
-    tau1 = TaskVector({n: 0.5 * torch.randn(pre[n].shape, generator=g) for n in names})
-    tau2 = TaskVector({n: 0.5 * torch.randn(pre[n].shape, generator=g) for n in names[: len(names) // 2]})
-    d1 = [Example(t, i % 2) for i, t in enumerate(["a great film", "a dull film", "i loved it", "i hated it"])]
-    d2 = [Example(t, i % 2) for i, t in enumerate(["the team won", "stocks fell", "a late goal", "rates rose"])]
-    yield model, pre, tau1, tau2, d1, d2
+    yield two_task_setup(SENT, TOPIC, 0.5)
     torch.set_num_threads(threads)
 
 
