@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from repro.report.results import claim_verdict
+from repro.report.verdicts import op_symbol, seeds_text
 
 BADGE: dict[str, str] = {"holds": "{bdg-success}`holds`", "does-not-hold": "{bdg-danger}`does not hold`",
                          "inconclusive": "{bdg-warning}`inconclusive`", "not-testable": "{bdg-secondary}`not testable`"}
@@ -65,11 +66,9 @@ def ci_text(evidence: Mapping[str, Any] | None) -> str:
     """``0.97 [0.95, 0.99] ≥ 0.95 · n 872 · 3 seeds`` (the statistic, its 95 % CI, the bound, the data size)."""
     if not evidence:
         return "no CI"
-    op = {">=": "≥", "<=": "≤"}.get(evidence.get("op", ">="), evidence.get("op", ">="))
-    seeds = evidence["seeds"]
     return (f"{fmt_number(evidence['statistic'])} [{fmt_number(evidence['ci_low'])}, "
-            f"{fmt_number(evidence['ci_high'])}] {op} {fmt_number(evidence['margin'])} · "
-            f"n {evidence['n_examples']} · {seeds} seed{'s' if seeds != 1 else ''}")
+            f"{fmt_number(evidence['ci_high'])}] {op_symbol(evidence)} {fmt_number(evidence['margin'])} · "
+            f"n {evidence['n_examples']} · {seeds_text(evidence['seeds'])}")
 
 
 def tally(claims: Iterable[Mapping[str, Any]]) -> dict[str, int]:

@@ -19,7 +19,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import pandas as pd
 
-from repro.report.verdicts import verdict_of
+from repro.report.verdicts import op_symbol, seeds_text, verdict_of
 
 #: Column names read as percentages (fractions ≤ 1 are shown ×100).
 PERCENT_COLUMNS = re.compile(r"(?i)^(acc|accuracy|f1|acc_f1|ece|agreement|abs_acc|norm_acc|targ_acc|cont_acc|"
@@ -134,11 +134,9 @@ def glue(name: str, value: Any, kind: str = "float") -> str:
 def _evidence_line(ev: Mapping[str, Any] | None) -> str:
     if not ev:
         return "A point comparison without a confidence interval."
-    op = {">=": "≥", "<=": "≤"}.get(ev.get("op", ">="), ev.get("op", ">="))
-    seeds = ev["seeds"]
-    return (f"n = {ev['n_examples']:,} test examples · {seeds} seed{'s' if seeds != 1 else ''} · statistic "
+    return (f"n = {ev['n_examples']:,} test examples · {seeds_text(ev['seeds'])} · statistic "
             f"{fmt_float(ev['statistic'])}, 95% CI [{fmt_float(ev['ci_low'])}, {fmt_float(ev['ci_high'])}]; "
-            f"the claim needs {op} {fmt_float(ev['margin'])} ({ev['test']}).")
+            f"the claim needs {op_symbol(ev)} {fmt_float(ev['margin'])} ({ev['test']}).")
 
 
 def verdict_box(claim: Mapping[str, Any]) -> str:

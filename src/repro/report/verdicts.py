@@ -210,6 +210,17 @@ def combine_all(parts: Mapping[str, tuple[str, Evidence]]) -> tuple[str, Evidenc
     return verdict, parts[worst][1], worst
 
 
+def op_symbol(evidence: Mapping[str, Any]) -> str:
+    """The claim's inequality as printed: ``≥`` / ``≤`` (or the operator as stored)."""
+    op = evidence.get("op", ">=")
+    return {">=": "≥", "<=": "≤"}.get(op, op)
+
+
+def seeds_text(n: int) -> str:
+    """``1 seed`` / ``3 seeds``."""
+    return f"{n} seed{'s' if n != 1 else ''}"
+
+
 def verdict_of(claim: Mapping[str, Any]) -> str:
     """A claim's verdict; files written before verdicts existed map ``holds`` true/false/null to
     holds / does-not-hold / not-testable."""
