@@ -12,11 +12,11 @@ from repro.report.results import Results
 
 def test_plans_per_profile_and_overrides():
     smoke, cpu, paper = (calibration_plan(get_profile(p)) for p in ("smoke", "cpu", "paper"))
-    assert smoke.n_eval == 32 and smoke.base == 1e-3 and cpu.n_eval == 150 and paper.n_eval is None
+    assert smoke.n_eval == 32 and smoke.base == 1e-3 and cpu.n_eval == 200 and paper.n_eval is None
     assert cpu.base == get_profile("cpu").graft_base_sparsity and len(paper.peft) == 11
     assert calibration_plan(get_profile("paper-smoke")) == smoke
     p = calibration_plan(get_profile("cpu"), ece_tasks=["QNLI"], n_eval=None)
-    assert p.ece_tasks == ("QNLI",) and p.n_eval == 150
+    assert p.ece_tasks == ("QNLI",) and p.n_eval == 200
     with pytest.raises(ValueError, match="unknown plan fields"):
         CalibrationPlan().with_overrides(nope=1)
     cpu_r = calibration_recipes(get_profile("cpu"), cpu)

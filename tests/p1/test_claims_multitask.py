@@ -16,7 +16,7 @@ def test_plans_per_profile_and_overrides():
     assert set(cpu.group_map()) == {"sentiment", "NLI", "QNLI+QQP"} and len(paper.group_map()) == 5
     assert multitask_plan(get_profile("paper-smoke")) == smoke
     p = multitask_plan(get_profile("cpu"), mt_tasks=["SST-2", "CR"], n_eval=None)
-    assert p.mt_tasks == ("SST-2", "CR") and p.n_eval == 64 and p.group_map() == {"sentiment": ["SST-2", "CR"]}
+    assert p.mt_tasks == ("SST-2", "CR") and p.n_eval == 200 and p.group_map() == {"sentiment": ["SST-2", "CR"]}
     with pytest.raises(ValueError, match="unknown plan fields"):
         MultitaskPlan().with_overrides(nope=1)
     assert mt_recipe(get_profile("cpu"), cpu).steps == 200

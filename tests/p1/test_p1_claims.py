@@ -14,7 +14,7 @@ from repro.report.results import Results, validate
 
 def test_plans_per_profile_and_overrides():
     smoke, cpu, paper = (localization_plan(get_profile(p)) for p in ("smoke", "cpu", "paper"))
-    assert smoke.sparsities == (1e-3, 1e-2) and cpu.curve_tasks == ("SST-2", "QNLI") and paper.n_seeds == 5
+    assert smoke.sparsities == (1e-3, 1e-2) and cpu.curve_tasks == ("SST-2",) and cpu.n_seeds == 3 and paper.n_seeds == 5
     assert "TREC" not in paper.large_tasks and paper.n_eval == 0
     p = localization_plan(get_profile("cpu"), tasks=["QNLI"], n_eval=None)
     assert p.tasks == ("QNLI",) and p.n_eval == cpu.n_eval

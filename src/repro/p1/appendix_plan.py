@@ -65,7 +65,7 @@ def appendix_plan(profile: Profile, **overrides: Any) -> AppendixPlan:
     elif profile.plan == "cpu":
         plan = AppendixPlan(large_k=profile.k_shot_large, large_steps=3, fish_tasks=("SST-2", "QNLI"),
                             fish_k=profile.k_shot, sweep_steps=3, placement_sparsities=(1e-3,), track_every=50,
-                            track_sparsities=(1e-4, 1e-3), n_eval=150)
+                            track_sparsities=(1e-4, 1e-3), n_eval=200)
     else:  # paper (and any GPU profile): the paper's setting
         plan = AppendixPlan(large_tasks=("SST-2", "AGNews", "QNLI", "SNLI"), large_k=50_000,
                             large_sparsities=(3e-4, 6e-4, 1.2e-3), large_steps=10 * profile.graft.steps,

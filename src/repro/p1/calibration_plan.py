@@ -52,7 +52,7 @@ def calibration_plan(profile: Profile, **overrides: Any) -> CalibrationPlan:
     elif profile.plan == "cpu":
         plan = CalibrationPlan(ece_tasks=("SST-2", "QNLI", "MPQA"), ood_sources=("SST-2", "MPQA", "QNLI"),
                                sweep_bases=(1e-3,), sweep_steps=3, wise_alphas=(0.0, 0.25, 0.5, 0.75, 1.0),
-                               gap_tasks=("SST-2", "QNLI"), n_eval=150, base=profile.graft_base_sparsity,
+                               gap_tasks=("SST-2", "QNLI"), n_eval=200, base=profile.graft_base_sparsity,
                                peft_recipe=(("optimizer", "adamw"), ("lr", 1e-3), ("weight_decay", 0.0),
                                             ("warmup_steps", 18), ("schedule", "linear")))
     else:  # paper (and any GPU profile): the paper's setting

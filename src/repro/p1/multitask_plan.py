@@ -59,7 +59,7 @@ def multitask_plan(profile: Profile, **overrides: Any) -> MultitaskPlan:
         plan = MultitaskPlan()
     elif profile.plan == "cpu":
         plan = MultitaskPlan(mt_tasks=("SST-2", "CR", "MNLI", "SNLI", "QNLI", "QQP"), mt_steps=200,
-                             mt_graft_steps=4, mt_graft_lr=1e8, mt_graft_examples=64, n_eval=64, tune_steps=10,
+                             mt_graft_steps=4, mt_graft_lr=1e8, mt_graft_examples=64, n_eval=200, tune_steps=10,
                              continual_base=profile.graft_base_sparsity, continual_steps=50,
                              groups=(("sentiment", ("SST-2", "CR")), ("NLI", ("MNLI", "SNLI")),
                                      ("QNLI+QQP", ("QNLI", "QQP"))))
