@@ -296,3 +296,50 @@ def test_annotated_element_types_are_checked():
     nested = notebooks.NotebookParam("pairs", "list[tuple[str, str]]", "[]")
     with pytest.raises(ParameterError, match="element 1 must be str"):
         notebooks._coerce(nested, [["a", 1]])
+
+
+def test_bench_json_is_in_the_performance_key_only(tmp_path, monkeypatch):
+    """A new results/bench.json re-runs the Performance page (its key changes) and leaves P1 / P2 cached."""
+    from pathlib import Path
+
+    real = Path(__file__).resolve().parents[2] / "notebooks" / "performance.md"
+    _fake_clone(tmp_path)
+    (tmp_path / "notebooks" / "performance.md").write_text(real.read_text())
+    monkeypatch.setenv("REPRO_ROOT", str(tmp_path))
+    assert set(notebooks.input_files("performance", {})) == {"bench_file"}
+    assert notebooks.input_files("p1_a", {}) == {}
+
+    def keys():
+        return {n: cache_key(n, "smoke", {}) for n in ("p1_a", "p2_b", "performance")}
+
+    never = keys()  # no bench file yet: recorded as missing
+    bench = tmp_path / "results" / "bench.json"
+    bench.parent.mkdir()
+    bench.write_text('{"rows": [1]}')
+    first = keys()
+    bench.write_text('{"rows": [2]}')
+    second = keys()
+    assert never["performance"] != first["performance"] != second["performance"] != never["performance"]
+    for name in ("p1_a", "p2_b"):
+        assert never[name] == first[name] == second[name]
+    # an explicit bench_file is the file that counts
+    other = tmp_path / "elsewhere.json"
+    other.write_text('{"rows": [3]}')
+    key = cache_key("performance", "smoke", {"bench_file": str(other)})
+    bench.write_text('{"rows": [4]}')
+    assert cache_key("performance", "smoke", {"bench_file": str(other)}) == key
+    other.write_text('{"rows": [5]}')
+    assert cache_key("performance", "smoke", {"bench_file": str(other)}) != key
+
+
+def test_keys_of_notebooks_without_inputs_are_unchanged():
+    """Adding data inputs to the key did not re-key the notebooks that read none (no needless re-runs)."""
+    import hashlib
+    import json
+
+    from repro.runner.notebooks import notebook_path
+
+    params = {"seed": 13}
+    old = hashlib.sha256(json.dumps({"notebook": notebook_path("p1_localization").read_text(), "params": params,
+                                     "profile": "smoke", "src": "fp"}, sort_keys=True).encode()).hexdigest()[:20]
+    assert cache_key("p1_localization", "smoke", params, "fp") == old

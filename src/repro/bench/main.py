@@ -118,12 +118,6 @@ def check_device(device: str) -> str | None:
     return None
 
 
-def invalidate_page_cache(output: Path) -> None:
-    """New numbers: drop the Performance notebook's cache records so the next ``repro book`` re-renders them."""
-    for sidecar in output.parent.glob("*/performance.cache.json"):
-        sidecar.unlink(missing_ok=True)
-
-
 def run(device: str = "cpu", quick: bool = False, models: Sequence[str] | None = None,
         only: Sequence[str] | None = None, scaling: bool = True, book: bool = True, output: str | Path | None = None,
         log: Callable[[str], None] = print) -> dict:
@@ -173,7 +167,6 @@ def run(device: str = "cpu", quick: bool = False, models: Sequence[str] | None =
     write_bench(path, rows, points, meta={"device": device, "quick": quick, "models": models,
                                           "threads": torch.get_num_threads(), "seconds": round(total, 1),
                                           "torch": torch.__version__})
-    invalidate_page_cache(path)
     if points:
         log("\nscaling (time against parameters):")
         for p in points:

@@ -19,8 +19,9 @@ Sphinx step alone is ``jupyter-book build book --config _config.yml --path-outpu
 has staged ``book/executed/``).
 
 A notebook is re-executed when the hash of (its source, its parameters, the profile, the code and tables it can
-read: :func:`repro.runner.execute.source_fingerprint`) changed, or when :func:`repro.runner.execute.check_run`
-finds that its executed copy and results JSON are not the ones the runner recorded after a complete run (a run
+read: :func:`repro.runner.execute.source_fingerprint`, the data files it reads:
+:data:`repro.runner.notebooks.INPUT_FILES`, e.g. ``results/bench.json`` for the Performance page) changed, or
+when :func:`repro.runner.execute.check_run` finds that its executed copy and results JSON are not the ones the runner recorded after a complete run (a run
 from JupyterLab or plain papermill, another seed, a killed run, a truncated file).  Only such recorded runs are
 staged into ``book/executed``; anything else gets a placeholder page and a one-line notice.
 """

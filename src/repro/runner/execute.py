@@ -21,8 +21,8 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from repro.paths import project_root, repo_root, resolve_path, results_path
 from repro.report.results import ResultsError, load_results
-from repro.runner.notebooks import (KERNEL, ParameterError, notebook_parameters, notebook_path, read_notebook,
-                                    validate_params)
+from repro.runner.notebooks import (KERNEL, ParameterError, input_files, notebook_parameters, notebook_path,
+                                    read_notebook, validate_params)
 from repro.runner.watch import CellProgress, watched_engine
 
 
@@ -98,10 +98,21 @@ def source_fingerprint(notebook: str | Path | None = None) -> str:
     return h.hexdigest()
 
 
-def cache_key(name: str, profile: str, params: Mapping[str, Any], fingerprint: str | None = None) -> str:
-    """Hash of (notebook source, parameters, profile, source fingerprint)."""
-    blob = json.dumps({"notebook": notebook_path(name).read_text(), "params": dict(params), "profile": profile,
-                       "src": fingerprint or source_fingerprint(name)}, sort_keys=True, default=str)
+def input_digests(name: str | Path, params: Mapping[str, Any]) -> dict[str, str]:
+    """``{parameter: sha256 of the file, or "missing"}`` for the data files the notebook reads
+    (:func:`repro.runner.notebooks.input_files`); empty for a notebook that reads none."""
+    return {p: file_sha256(f) if f.is_file() else "missing" for p, f in input_files(name, params).items()}
+
+
+def cache_key(name: str | Path, profile: str, params: Mapping[str, Any], fingerprint: str | None = None) -> str:
+    """Hash of (notebook source, parameters, profile, source fingerprint, and the contents of the data files it
+    reads: :func:`input_digests`)."""
+    entry = {"notebook": notebook_path(name).read_text(), "params": dict(params), "profile": profile,
+             "src": fingerprint or source_fingerprint(name)}
+    inputs = input_digests(name, params)
+    if inputs:  # only then: the keys of notebooks without data inputs stay what they were
+        entry["inputs"] = inputs
+    blob = json.dumps(entry, sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:20]
 
 

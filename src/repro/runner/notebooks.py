@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
-from repro.paths import book_dir, notebooks_dir
+from repro.paths import book_dir, notebooks_dir, resolve_path
 from repro.profiles import PROFILES
 
 KERNEL = "python3"
@@ -66,6 +66,35 @@ def notebook_path(name: str | Path) -> Path:
     if cand.exists():
         return cand
     raise ParameterError(f"unknown notebook {str(name)!r}; choose one of {list_notebooks()}")
+
+
+#: Data files a notebook reads besides code and ``book/reference``, by the parameter that names them: their
+#: contents enter that notebook's cache key (:func:`repro.runner.execute.cache_key`), so a new
+#: ``results/bench.json`` re-renders the Performance page and leaves the P1 / P2 notebooks cached.
+INPUT_FILES: dict[str, tuple[str, ...]] = {"performance": ("bench_file",)}
+
+
+def input_files(name: str | Path, params: Mapping[str, Any]) -> dict[str, Path]:
+    """``{parameter: path}`` of the data files notebook ``name`` reads (:data:`INPUT_FILES`): the parameter's
+    value in ``params``, else its default in the parameters cell; relative paths against the repository root."""
+    stem = Path(str(name)).stem
+    wanted = INPUT_FILES.get(stem, ())
+    if not wanted:
+        return {}
+    missing = [p for p in wanted if p not in params]
+    declared = notebook_parameters(name) if missing else {}
+    out: dict[str, Path] = {}
+    for p in wanted:
+        if p in params:
+            value = params[p]
+        elif p in declared:
+            value = ast.literal_eval(declared[p].default)
+        else:
+            raise ParameterError(f"notebook {stem!r} declares no parameter {p!r} (listed in INPUT_FILES); add it to "
+                                 f"its parameters cell or drop it from repro.runner.notebooks.INPUT_FILES")
+        if isinstance(value, str) and value:
+            out[p] = resolve_path(value)
+    return out
 
 
 def notebook_title(name: str) -> str:
