@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
+import torch
 
-from repro.p1.calibration import compare_models, ece_reduction, reduction_rows
+from repro.core.metrics import confidence_histogram, expected_calibration_error
+from repro.p1.calibration import (EceTable, compare_models, confidence_fractions, ece_from_confidence,
+                                  ece_reduction, reduction_rows)
 
 
 def test_ece_reduction_and_condition():
@@ -31,3 +35,43 @@ def test_compare_models_rows_and_histograms(tmp_path):
     assert len(hist) == 20 and abs(sum(h["fraction"] for h in hist if h["method"] == "FT") - 1) < 1e-6
     with pytest.raises(KeyError, match="reference"):
         compare_models(wb, "SST-2", {"Graft": None})
+
+
+def test_ece_from_confidence_matches_the_core_metric_and_its_histogram():
+    g = torch.Generator().manual_seed(0)
+    probs = torch.softmax(3 * torch.randn(500, 3, generator=g), -1)
+    probs[:5] = torch.tensor([0.3, 0.3, 0.4])  # an exact bin edge (0.4): the same bin in both
+    labels = torch.randint(0, 3, (500,), generator=g)
+    conf, top = probs.max(-1)
+    correct = (top == labels).numpy()
+    assert ece_from_confidence(conf.numpy(), correct) == pytest.approx(expected_calibration_error(probs, labels))
+    assert [h["fraction"] for h in confidence_fractions(conf.numpy())] == pytest.approx(
+        [h["fraction"] for h in confidence_histogram(probs)])
+    with pytest.raises(ValueError, match="one shape"):
+        ece_from_confidence(conf.numpy(), correct[:-1])
+
+
+def _table() -> EceTable:
+    t = EceTable()
+    for s, (ft, gr, e_ft, e_gr) in zip((13, 21), ((0.80, 0.78, 0.10, 0.04), (0.82, 0.80, 0.12, 0.02))):
+        t.runs += [{"task": "A", "method": "FT", "seed": s, "metric": "acc", "value": ft, "ece": e_ft,
+                    "agreement": 1.0, "sparsity": 100.0},
+                   {"task": "A", "method": "Graft", "seed": s, "metric": "acc", "value": gr, "ece": e_gr,
+                    "agreement": 0.9, "sparsity": 0.01}]
+        t.per_example[("A", s)] = {"conf_ft": np.full(4, 0.9), "conf_graft": np.full(4, 0.6)}
+    return t
+
+
+def test_ece_table_summary_rows_and_pooled_histogram():
+    t = _table()
+    summ = {r["method"]: r for r in t.summary()}
+    assert summ["FT"]["ece"] == pytest.approx(0.11)
+    assert summ["FT"]["ece_std"] == pytest.approx(np.std([0.10, 0.12], ddof=1))
+    assert summ["Graft"]["n_seeds"] == 2 and summ["Graft"]["value"] == pytest.approx(0.79)
+    rows = {(r["method"], r["metric"]): r for r in t.table_rows(16)}
+    assert rows[("Graft", "ece")]["value"] == pytest.approx(3.0) and rows[("Graft", "ece")]["std"] > 0
+    assert ("FT", "agreement") not in rows and rows[("Graft", "agreement")]["value"] == pytest.approx(90.0)
+    red = t.reduction()[0]
+    assert red["reduction"] == pytest.approx(1 - 0.03 / 0.11) and red["within_5pct"]
+    hist = {(h["method"], h["bin_lo"]): h["fraction"] for h in t.hist()}
+    assert hist[("FT", 0.8)] == 1.0 and hist[("Graft", 0.5)] == 1.0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from repro.p1 import claims_calibration as cc
@@ -13,6 +14,9 @@ from repro.report.results import Results
 def test_plans_per_profile_and_overrides():
     smoke, cpu, paper = (calibration_plan(get_profile(p)) for p in ("smoke", "cpu", "paper"))
     assert smoke.n_eval == 32 and smoke.base == 1e-3 and cpu.n_eval == 200 and paper.n_eval is None
+    assert (smoke.n_seeds, cpu.n_seeds, paper.n_seeds) == (1, 3, 5)
+    assert cpu.seeds(get_profile("cpu"), 13) == [13, 21, 42] and smoke.seeds(get_profile("smoke"), 13) == [13]
+    assert cpu.seeds(get_profile("cpu"), 7) == [7]  # a seed outside the profile's list: just that one
     assert cpu.base == get_profile("cpu").graft_base_sparsity and len(paper.peft) == 11
     assert calibration_plan(get_profile("paper-smoke")) == smoke
     p = calibration_plan(get_profile("cpu"), ece_tasks=["QNLI"], n_eval=None)
@@ -72,12 +76,54 @@ def test_ood_gap_and_bitfit_rules():
     assert cc.fig7_ood_gap(Results("t", "smoke"), runs, [])["verdict"] == "not-testable"
 
 
-def test_ece_reduction_and_gap_rules():
-    red = [{"task": "SST-2", "reduction": 0.5, "within_5pct": True},
-           {"task": "QNLI", "reduction": 0.1, "within_5pct": False}]
-    assert cc.ece_reduction(Results("t", "smoke"), red, 16, 1e-3)["verdict"] == "holds"
-    red[1]["within_5pct"] = True
-    assert cc.ece_reduction(Results("t", "smoke"), red, 16, 1e-3)["verdict"] == "does-not-hold"
+def _per_example(ft_conf, graft_conf, correct, seeds=(13, 21, 42), agree=None):
+    """Hand-made per-example arrays: every seed has the same examples."""
+    n = len(correct)
+    return {("A", s): {"conf_ft": np.full(n, ft_conf), "correct_ft": np.asarray(correct),
+                       "conf_graft": np.full(n, graft_conf), "correct_graft": np.asarray(correct),
+                       "agree": np.ones(n) if agree is None else np.asarray(agree)} for s in seeds}
+
+
+def test_ece_reduction_ci_decides_on_the_bootstrap():
+    correct = [1] * 70 + [0] * 30  # accuracy 0.7
+    red = [{"task": "A", "reduction": 0.9, "within_5pct": True, "relative_drop": 0.0}]
+    # FT over-confident (0.99 → ECE 0.29), graft at 0.72 (ECE 0.02): ~93% lower, far above 35%
+    good = cc.ece_reduction(Results("t", "smoke"), red, _per_example(0.99, 0.72, correct), 16, 1e-3,
+                            n_resamples=300)
+    ev = good["evidence"]
+    assert good["verdict"] == "holds" and ev["seeds"] == 3 and ev["n_examples"] == 100
+    assert 35 < ev["ci_low"] <= ev["statistic"] <= ev["ci_high"] <= 100
+    # graft as over-confident as FT: no reduction → does not hold
+    bad = cc.ece_reduction(Results("t", "smoke"), red, _per_example(0.99, 0.98, correct), 16, 1e-3,
+                           n_resamples=300)
+    assert bad["verdict"] == "does-not-hold" and bad["evidence"]["ci_high"] < 35
+    est, lo, hi = cc.reduction_ci(_per_example(0.99, 0.72, correct), "A", n_resamples=200)
+    assert lo <= est <= hi
+    red[0]["within_5pct"] = False  # the graft loses > 5%: the claim's condition is never met
+    assert cc.ece_reduction(Results("t", "smoke"), red, _per_example(0.99, 0.72, correct), 16,
+                            1e-3)["verdict"] == "not-testable"
+
+
+def test_ece_reduction_refuses_seeds_of_different_test_sizes():
+    pe = _per_example(0.99, 0.72, [1, 0, 1])
+    pe[("A", 99)] = _per_example(0.99, 0.72, [1, 0])[("A", 13)]
+    with pytest.raises(ValueError, match="same test examples"):
+        cc.reduction_ci(pe, "A", n_resamples=10)
+
+
+def test_agreement_claim_uses_the_ci_of_the_mean():
+    hi = cc.agreement(Results("t", "smoke"), _per_example(0.9, 0.8, [1] * 100, agree=[1] * 95 + [0] * 5),
+                      n_resamples=300)
+    assert hi["verdict"] == "holds" and hi["evidence"]["ci_low"] >= 80
+    lo = cc.agreement(Results("t", "smoke"), _per_example(0.9, 0.8, [1] * 100, agree=[1] * 60 + [0] * 40),
+                      n_resamples=300)
+    assert lo["verdict"] == "does-not-hold"
+    near = cc.agreement(Results("t", "smoke"), _per_example(0.9, 0.8, [1] * 20, seeds=(13,),
+                                                            agree=[1] * 16 + [0] * 4), n_resamples=300)
+    assert near["verdict"] == "inconclusive"  # 80% on 20 examples: the CI straddles the margin
+
+
+def test_gap_rule():
     gaps = [{"task": "QNLI", "method": "FT", "gap_acc": 0.2, "n_train": 32},
             {"task": "QNLI", "method": "Graft re-training", "gap_acc": 0.05, "n_train": 32}]
     assert cc.table1_gap(Results("t", "smoke"), gaps, ["QNLI"])["verdict"] == "holds"

@@ -15,8 +15,9 @@ from repro.profiles import FinetuneRecipe, Profile
 
 @dataclass(frozen=True)
 class CalibrationPlan:
-    """Tasks, sweeps and evaluation sizes of P1 Table 2 (ECE), Table 3, Fig. 6-7, Tables 6-7 and App. D."""
+    """Tasks, seeds, sweeps and evaluation sizes of P1 Table 2 (ECE), Table 3, Fig. 6-7, Tables 6-7 and App. D."""
 
+    n_seeds: int = 1                                   #: seeds per Table 2 ECE cell (cpu 3, paper 5), as Table 2
     ece_tasks: tuple[str, ...] = ("SST-2", "QNLI")     #: Table 2 ECE columns and the 40-90% claim
     ood_sources: tuple[str, ...] = ("SST-2", "QNLI")   #: Table 3 / Fig. 7 sources (targets: repro.p1.ood.OOD_PAIRS)
     sweep_sources: tuple[str, ...] = ("QNLI",)         #: sources with the graft-size sweep, WiSE and PEFT
@@ -39,6 +40,12 @@ class CalibrationPlan:
         clean = {k: (tuple(v) if isinstance(v, list) else v) for k, v in given.items() if v is not None}
         return replace(self, **clean)
 
+    def seeds(self, profile: Profile, first: int) -> list[int]:
+        """``n_seeds`` seeds from the profile's list, starting at ``first`` (or just ``first`` if not listed): the
+        same seeds, hence the same cached FT models and grafts, as the localization chapter's Table 2."""
+        pool = list(profile.seeds[profile.seeds.index(first):]) if first in profile.seeds else [first]
+        return pool[: self.n_seeds]
+
     def shown(self) -> dict[str, Any]:
         """The plan as the notebook records it in its results' params (recipe excluded)."""
         return {f.name: (list(v) if isinstance(v := getattr(self, f.name), tuple) else v)
@@ -50,13 +57,13 @@ def calibration_plan(profile: Profile, **overrides: Any) -> CalibrationPlan:
     if profile.plan == "smoke":
         plan = CalibrationPlan()
     elif profile.plan == "cpu":
-        plan = CalibrationPlan(ece_tasks=("SST-2", "QNLI", "MPQA"), ood_sources=("SST-2", "MPQA", "QNLI"),
+        plan = CalibrationPlan(n_seeds=3, ece_tasks=("SST-2", "QNLI", "MPQA"), ood_sources=("SST-2", "MPQA", "QNLI"),
                                sweep_bases=(1e-3,), sweep_steps=3, wise_alphas=(0.0, 0.25, 0.5, 0.75, 1.0),
                                gap_tasks=("SST-2", "QNLI"), n_eval=200, base=profile.graft_base_sparsity,
                                peft_recipe=(("optimizer", "adamw"), ("lr", 1e-3), ("weight_decay", 0.0),
                                             ("warmup_steps", 18), ("schedule", "linear")))
     else:  # paper (and any GPU profile): the paper's setting
-        plan = CalibrationPlan(ece_tasks=tuple(profile.p1_tasks), ood_sources=("SST-2", "MPQA", "QNLI"),
+        plan = CalibrationPlan(n_seeds=5, ece_tasks=tuple(profile.p1_tasks), ood_sources=("SST-2", "MPQA", "QNLI"),
                                sweep_sources=("SST-2", "MPQA", "QNLI"), sweep_bases=(5e-5, 1e-4, 1e-3),
                                sweep_steps=None, wise_alphas=tuple(round(0.1 * i, 1) for i in range(11)),
                                peft=("lora:1", "lora:2", "lora:8", "houlsby:1", "houlsby:2", "houlsby:16",
