@@ -59,13 +59,12 @@ def gap_evidence(a: float, b: float, abs_a: float, abs_b: float, n: int, *, op: 
 
 def _task_means(x: np.ndarray, ids: np.ndarray, n_tasks: int) -> np.ndarray:
     """``[seeds, tasks]`` mean of ``x`` over the columns of each task (``ids`` = task index of each column)."""
-    out = np.full((x.shape[0], n_tasks), np.nan)
-    for j in range(n_tasks):
-        m = ids == j
-        cnt = m.sum(axis=1)
-        ok = cnt > 0
-        out[ok, j] = (x * m).sum(axis=1)[ok] / cnt[ok]
-    return out
+    n_seeds = x.shape[0]
+    key = (np.arange(n_seeds)[:, None] * n_tasks + ids.astype(int)).ravel()
+    sums = np.bincount(key, weights=x.ravel(), minlength=n_seeds * n_tasks)
+    cnt = np.bincount(key, minlength=n_seeds * n_tasks)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(cnt > 0, sums / np.maximum(cnt, 1), np.nan).reshape(n_seeds, n_tasks)
 
 
 def _finite_mean(x: np.ndarray) -> float:
