@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from repro.p2 import claims_arithmetic as ca
+from repro.p2.arithmetic_seeds import Correctness
 from repro.p2 import claims_structure_cost as cs
 from repro.p2.structure_cost_plan import PAPER_FT_STEPS, StructureCostPlan, structure_cost_plan
 from repro.profiles import get_profile
@@ -38,20 +40,59 @@ def test_gap_evidence_by_hand():
         ca.gap_evidence(1.0, 0.0, 1.0, 0.0, 0, op=">")
 
 
+def _correct(p: float, n: int, shift: int = 0) -> np.ndarray:
+    """n hand-made 0/1 scores with round(p·n) ones, rotated by ``shift`` (which examples are right)."""
+    k = int(round(p * n))
+    return np.roll(np.array([1] * k + [0] * (n - k)), shift)
+
+
+def _ex1(talos_abs: float, talos_norm: float, other_abs: float, other_norm: float, n: int) -> Correctness:
+    """Per-example correctness matching :func:`_table1`: two tasks of n/2 examples, the same for every method."""
+    data = {}
+    for i, (label, a, norm) in enumerate([("TaLoS", talos_abs, talos_norm)]
+                                         + [(m, other_abs, other_norm) for m in ca.FT_POSTHOC]):
+        shift = 7 * i  # the methods get different examples right
+        data[(label, "addition")] = {t: _correct(a / 100, n // 2, shift) for t in ("A", "B")}
+        data[(label, "single")] = {t: _correct(a / norm, n // 2, shift) for t in ("A", "B")}
+    return Correctness(data, ["A", "B"])
+
+
 def test_table1_best_needs_the_ci_not_a_point_gap():
     res = _res()
-    assert ca.table1_best(res, _table1(72, 95, 70, 93), n=64, reason=None, context="x")["verdict"] == "inconclusive"
-    c = ca.table1_best(res := _res(), _table1(85, 99, 70, 85), n=2000, reason=None, context="x")
+    c = ca.table1_best(res, _table1(72, 95, 70, 93), _ex1(72, 95, 70, 93, 64), reason=None, context="x")
+    assert c["verdict"] == "inconclusive"
+    c = ca.table1_best(res := _res(), _table1(85, 99, 70, 85), _ex1(85, 99, 70, 85, 2000), reason=None, context="x")
     assert c["verdict"] == "holds" and c["evidence"]["n_examples"] == 2000
-    c = ca.table1_best(_res(), _table1(85, 99, 70, 85), n=2000, reason="normalized accuracy withheld", context="x")
+    assert c["evidence"]["statistic"] == pytest.approx(14.0, abs=0.2)  # normalized 99 − 85 from the arrays
+    c = ca.table1_best(_res(), _table1(85, 99, 70, 85), _ex1(85, 99, 70, 85, 2000),
+                       reason="normalized accuracy withheld", context="x")
     assert c["verdict"] == "not-testable" and "withheld" in c["note"]
 
 
 def test_table1_abs_best_tie_is_not_a_failure_and_vs_ft_combines_pairs():
-    assert ca.table1_abs_best(_res(), _table1(70, 90, 70, 90), n=500)["verdict"] == "inconclusive"
-    assert ca.table1_abs_best(_res(), _table1(60, 90, 80, 90), n=2000)["verdict"] == "does-not-hold"
-    assert ca.table1_vs_ft(_res(), _table1(90, 99, 60, 70), n=2000, reason=None)["verdict"] == "holds"
-    assert ca.table1_vs_ft(_res(), _table1(50, 60, 80, 90), n=2000, reason=None)["verdict"] == "does-not-hold"
+    assert ca.table1_abs_best(_res(), _table1(70, 90, 70, 90), _ex1(70, 90, 70, 90, 500))["verdict"] == "inconclusive"
+    assert ca.table1_abs_best(_res(), _table1(60, 90, 80, 90), _ex1(60, 90, 80, 90, 2000))["verdict"] == "does-not-hold"
+    assert ca.table1_vs_ft(_res(), _table1(90, 99, 60, 70), _ex1(90, 99, 60, 70, 2000), reason=None)["verdict"] == "holds"
+    assert ca.table1_vs_ft(_res(), _table1(50, 60, 80, 90), _ex1(50, 60, 80, 90, 2000),
+                           reason=None)["verdict"] == "does-not-hold"
+
+
+def test_paired_gap_bootstraps_over_seeds_and_keeps_tasks_apart():
+    # TaLoS is worse in absolute accuracy but better normalized: task A 0.6 of single 0.6, task B 0.4 of 0.5
+    talos = {"addition": {"A": _correct(0.6, 200), "B": _correct(0.4, 200)},
+             "single": {"A": _correct(0.6, 200), "B": _correct(0.5, 200)}}
+    ft = {"addition": {"A": _correct(0.7, 200, 3), "B": _correct(0.5, 200, 3)},
+          "single": {"A": _correct(0.9, 200, 3), "B": _correct(0.9, 200, 3)}}
+    three = {(lab, k): {t: np.stack([v, np.roll(v, 1), np.roll(v, 2)]) for t, v in d[k].items()}
+             for lab, d in (("TaLoS", talos), ("Non-linear FT", ft)) for k in ("addition", "single")}
+    ex = Correctness(three, ["A", "B"])
+    v, ev = ca.paired_gap(ex, "TaLoS", "Non-linear FT", normalized=True, op=">")
+    expected = 100 * ((1.0 + 0.8) / 2 - (0.7 / 0.9 + 0.5 / 0.9) / 2)  # per-task ratios, then the task mean
+    assert ev.statistic == pytest.approx(expected) and ev.seeds == 3 and ev.n_examples == 400 and v == "holds"
+    v, ev = ca.paired_gap(ex, "TaLoS", "Non-linear FT", op=">")
+    assert ev.statistic == pytest.approx(-10.0) and v == "does-not-hold" and "seeds and" in ev.test
+    with pytest.raises(KeyError, match="no target correctness"):
+        ca.paired_gap(ex, "TaLoS", "Non-linear FT", kind="target")
 
 
 def test_vision_and_t5_claims_are_not_testable_on_a_text_model():
@@ -65,8 +106,10 @@ def test_vision_and_t5_claims_are_not_testable_on_a_text_model():
 def test_table2_best_lower_is_better_and_gated():
     rows2 = _rows({("TaLoS", "targ_acc"): 40.0, ("TaLoS", "cont_acc"): 70.0, ("DARE", "targ_acc"): 60.0,
                    ("DARE", "cont_acc"): 70.0})
-    assert ca.table2_best(_res(), rows2, n=1000, zero_control=0.7, reason=None)["verdict"] == "holds"
-    c = ca.table2_best(_res(), rows2, n=1000, zero_control=0.52, reason="negation not testable: control")
+    ex = Correctness({("TaLoS", "target"): {"A": _correct(0.4, 1000)},
+                      ("DARE", "target"): {"A": _correct(0.6, 1000, 11)}}, ["A"])
+    assert ca.table2_best(_res(), rows2, ex, zero_control=0.7, reason=None)["verdict"] == "holds"
+    c = ca.table2_best(_res(), rows2, ex, zero_control=0.52, reason="negation not testable: control")
     assert c["verdict"] == "not-testable"
 
 

@@ -176,11 +176,13 @@ def select_negation_alpha(target_val_by_alpha: Mapping[float, float], control_va
 # the protocol
 # ==============================================================================================================
 def single_task(ev: Evaluator, method: ArithmeticMethod, vectors: Mapping[str, TaskVector]) -> dict[str, dict]:
-    """Single-task scores (α = 1) of a method's per-task vectors: ``{task: {"val": acc, "test": acc}}``."""
+    """Single-task scores (α = 1) of a method's per-task vectors: ``{task: {"val": acc, "test": acc,
+    "test_correct": per-example 0/1}}``."""
     out = {}
     for t in ev.tasks:
         tau = method.single(vectors, t, ev.seed)
-        out[t] = {s: ev.acc(t, s, tau, 1.0, method.linear) for s in ("val", "test")}
+        test, correct = ev.scored(t, "test", tau, 1.0, method.linear)
+        out[t] = {"val": ev.acc(t, "val", tau, 1.0, method.linear), "test": test, "test_correct": correct}
     return out
 
 
@@ -189,8 +191,8 @@ def task_addition(ev: Evaluator, method: ArithmeticMethod, vectors: Mapping[str,
                   merged: TaskVector | None = None) -> dict[str, Any]:
     """P2 task addition of one method (spec D7): α* on validation, then test accuracy and normalized accuracy.
 
-    Returns ``{"alpha", "abs", "norm", "test": {t: acc}, "single": {t: {"val","test"}}, "sweep": [...]}`` with
-    accuracies as fractions; ``sweep`` has one row per α (mean validation accuracy and normalized accuracy).
+    Returns ``{"alpha", "abs", "norm", "test": {t: acc}, "test_correct": {t: per-example 0/1}, "single": {t:
+    {"val", "test", "test_correct"}}, "sweep": [...]}`` with accuracies as fractions; ``sweep`` has one row per α (mean validation accuracy and normalized accuracy).
     """
     single = single_task(ev, method, vectors) if single is None else single
     merged = method.merged(vectors, ev.seed) if merged is None else merged
@@ -200,11 +202,13 @@ def task_addition(ev: Evaluator, method: ArithmeticMethod, vectors: Mapping[str,
     usable = [t for t in ev.tasks if single[t]["val"] > 0] or list(ev.tasks)
     norms = {t: single[t]["val"] if single[t]["val"] > 0 else 1.0 for t in usable}
     alpha, sweep = select_addition_alpha({a: {t: v[t] for t in usable} for a, v in val.items()}, norms)
-    test = {t: ev.acc(t, "test", merged, alpha, method.linear) for t in ev.tasks}
+    scored = {t: ev.scored(t, "test", merged, alpha, method.linear) for t in ev.tasks}
+    test = {t: v[0] for t, v in scored.items()}
     norm = {t: test[t] / single[t]["test"] if single[t]["test"] > 0 else math.nan for t in ev.tasks}
     normed = [v for v in norm.values() if not math.isnan(v)]
     return {"alpha": alpha, "abs": float(np.mean(list(test.values()))),
             "norm": float(np.mean(normed)) if normed else math.nan, "test": test, "normalized": norm,
+            "test_correct": {t: v[1] for t, v in scored.items()},
             "unnormalized": sorted({t for t in ev.tasks if single[t]["val"] <= 0 or single[t]["test"] <= 0}),
             "single": {t: dict(v) for t, v in single.items()},
             "sweep": [{"alpha": r["alpha"], "avg_acc": float(np.mean(list(val[r["alpha"]].values()))),
@@ -235,9 +239,10 @@ def task_negation(ev: Evaluator, method: ArithmeticMethod, vectors: Mapping[str,
                 break
         alpha = select_negation_alpha({a: targ[a] for a in cont}, cont, c_zero, threshold)
         alpha = 0.0 if alpha is None else alpha  # α = 0 (the pre-trained model) always keeps the control
-        per_task[t] = {"alpha": alpha, "target": ev.acc(t, "test", tau, -alpha, method.linear),
-                       "control": ev.acc(c, "test", tau, -alpha, method.linear),
-                       "val_target": targ, "val_control": cont}
+        target, target_correct = ev.scored(t, "test", tau, -alpha, method.linear)
+        control, control_correct = ev.scored(c, "test", tau, -alpha, method.linear)
+        per_task[t] = {"alpha": alpha, "target": target, "control": control, "target_correct": target_correct,
+                       "control_correct": control_correct, "val_target": targ, "val_control": cont}
     return {"target": float(np.mean([r["target"] for r in per_task.values()])),
             "control": float(np.mean([r["control"] for r in per_task.values()])),
             "control_zero_shot_val": c_zero, "per_task": per_task}
@@ -260,6 +265,7 @@ def run_method(wb: "Workbench", ev: Evaluator, key: str, alphas: Sequence[float]
     vectors = method_vectors(wb, method, ev.tasks, seed=ev.seed)
     grid = method_alphas(wb, method, wb.profile.alphas if alphas is None else alphas)
     config = {"method": key, "grid": grid, "negation": negation, "eval": ev.config(), "vectors": _vec_key(vectors),
+              "per_example": True,  # results carry the per-example test correctness (re-keyed once)
               "merger": None if method.merger is None else method.merger.config(),
               "negation_threshold": NEGATION_THRESHOLD, "model": wb.profile.model, "data": wb.data_tag}
 

@@ -19,7 +19,9 @@ class Evaluator:
     """Fixed validation / test subsets of the tasks + control, and accuracy of θ_0 + α·τ on them.
 
     ``acc(task, split, vector, alpha, linear)`` returns the task's metric (fraction); α may be negative
-    (negation).  The pre-trained model's logits are computed once per task and split.  A *linearized* model is
+    (negation).  ``scored(...)`` returns the metric and the per-example 0/1 correctness (argmax = label) of the
+    same evaluation: the protocol keeps it for every test number it reports, so claims can be judged with a paired
+    bootstrap over the same test examples (the test subsets are drawn with seed 0 for every method and seed).  The pre-trained model's logits are computed once per task and split.  A *linearized* model is
     exactly linear in its parameter offset, f_lin(θ_0 + ατ) = f(θ_0) + α·J_θ0 τ, so for ``linear=True`` the
     tangent logits J_θ0 τ are computed once per (vector, task, split) (one jvp pass at α = 1) and every other α
     is f(θ_0) + α·J τ: the same model, without one jvp pass per α.  ``seconds`` / ``evaluated`` count the
@@ -53,17 +55,27 @@ class Evaluator:
     def acc(self, task: str, split: str, vector: TaskVector | None, alpha: float = 1.0,
             linear: bool = False) -> float:
         """Metric of θ_0 + α·τ (linearized around θ_0 when ``linear``) on ``task``'s ``split`` subset."""
+        return self._metric(task, self._predictions(task, split, vector, alpha, linear))
+
+    def scored(self, task: str, split: str, vector: TaskVector | None, alpha: float = 1.0,
+               linear: bool = False) -> tuple[float, list[int]]:
+        """(metric, per-example 0/1 correctness) of θ_0 + α·τ on ``task``'s ``split`` subset, in subset order."""
+        pred = self._predictions(task, split, vector, alpha, linear)
+        return self._metric(task, pred), correctness(pred)
+
+    def _predictions(self, task: str, split: str, vector: TaskVector | None, alpha: float,
+                     linear: bool) -> Predictions:
         if vector is None or alpha == 0 or len(vector) == 0:
-            return self.zero_shot(task, split)
+            return self._zero_pred(task, split)
         if not linear:
-            return self._metric(task, self._predict(task, split, vector.apply(self.wb.pre, alpha), None))
+            return self._predict(task, split, vector.apply(self.wb.pre, alpha), None)
         zero = self._zero_pred(task, split)
         key = (_fingerprint(vector), task, split)
         if key not in self._tangent:
             base = {n: self.wb.pre[n] for n in vector.names}
             one = self._predict(task, split, vector.apply(self.wb.pre, 1.0), base)
             self._tangent[key] = one.logits - zero.logits
-        return self._metric(task, Predictions(zero.logits + float(alpha) * self._tangent[key], zero.labels))
+        return Predictions(zero.logits + float(alpha) * self._tangent[key], zero.labels)
 
     def _zero_pred(self, task: str, split: str):
         if (task, split) not in self._zero:
@@ -80,6 +92,11 @@ class Evaluator:
 
     def _metric(self, task: str, pred) -> float:
         return score(pred, self.wb.model.specs[task].metric)["value"]
+
+
+def correctness(pred: Predictions) -> list[int]:
+    """Per-example 0/1 correctness (argmax = label) of predictions; for an F1 task this is its accuracy."""
+    return [int(v) for v in (pred.preds == pred.labels).tolist()]
 
 
 def _fingerprint(vector: TaskVector) -> str:
