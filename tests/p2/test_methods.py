@@ -177,6 +177,10 @@ def test_negation_search_matches_the_full_grid_rule():
             def acc(self, task, split, vector, alpha, linear=False):
                 return (cont if task == "C" else targ)[abs(float(alpha))]  # negation passes −α
 
+            def scored(self, task, split, vector, alpha, linear=False):  # test numbers with per-example 0/1
+                value = self.acc(task, split, vector, alpha, linear)
+                return value, [1] * round(100 * value) + [0] * (100 - round(100 * value))
+
         vec = {"T": TaskVector({"w": torch.ones(2)})}
         got = ar.task_negation(FakeEval(), ar.arithmetic_method("ft"), vec, grid)["per_task"]["T"]["alpha"]
         assert got == select_negation_alpha(targ, cont, 0.6, 0.95)
