@@ -149,15 +149,15 @@ class _FakeResisc(list):
         return list.__getitem__(self, key)
 
 
-def _setup_cells(notebook: str) -> list[str]:
-    """The notebook's parameters cell and set-up cell (Workbench / Evaluator construction)."""
+def _setup_cells(notebook: str, n: int = 2) -> list[str]:
+    """The notebook's first ``n`` code cells (parameters, then its set-up)."""
     import jupytext
 
     from repro.paths import project_root
 
     nb = jupytext.read(project_root() / "notebooks" / f"{notebook}.md")
     code = [c.source for c in nb.cells if c.cell_type == "code"]
-    return code[:2]
+    return code[:n]
 
 
 @pytest.mark.parametrize("family", ["vision", "nlp"])
@@ -166,11 +166,15 @@ def test_p2_task_arithmetic_paper_builds_the_family_model_on_hub_data(hub, famil
 
     monkeypatch.setenv("REPRO_ARTIFACTS", str(tmp_path / "artifacts"))
     ns: dict = {}
-    params, setup = _setup_cells("p2_task_arithmetic")
+    from repro.p2.arithmetic_seeds import seed_protocol
+
+    params, imports, setup = _setup_cells("p2_task_arithmetic", 3)
     exec(params, ns)  # noqa: S102 - the notebook's own code
     ns.update(profile="paper", model_family=family, output_dir=str(tmp_path))
+    exec(imports, ns)  # noqa: S102
     exec(setup, ns)  # noqa: S102
-    wb, prof = ns["wb"], ns["PROFILE"]
+    prof = ns["PROFILE"]  # the first seed's workbench and evaluation sets, as run_seeds builds them
+    wb, ns["ev"] = seed_protocol(prof, ns["TASKS"], ns["CONTROL"], ns["SETTINGS"], ns["SEEDS"][0])
     assert prof.device == "auto" and wb.device == resolve_device("auto")
     assert {p.device.type for p in wb.model.parameters()} == {wb.device.type}
     assert {t.device.type for t in wb.pre.values()} == {wb.device.type}

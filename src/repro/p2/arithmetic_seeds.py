@@ -44,13 +44,19 @@ class SeedRun:
     train_seconds: float = 0.0
 
 
-def run_seed(profile: "Profile", tasks: Sequence[str], control: str | None, settings: Mapping[str, Any],
-             seed: int, data_dir: str | None = None) -> SeedRun:
-    """Fine-tune every P2 method on ``tasks`` (cached) and run the Table 1/2 protocol for one seed."""
+def seed_protocol(profile: "Profile", tasks: Sequence[str], control: str | None, settings: Mapping[str, Any],
+                  seed: int, data_dir: str | None = None) -> tuple["Workbench", Evaluator]:
+    """The workbench (model, data, artifact store) and the evaluation sets of one seed; nothing is trained."""
     from repro.workbench import Workbench
 
     wb = Workbench(profile, data_dir=data_dir, seed=seed)
-    ev = Evaluator(wb, tasks, control, settings["n_val"], settings["n_test"], seed=seed)
+    return wb, Evaluator(wb, tasks, control, settings["n_val"], settings["n_test"], seed=seed)
+
+
+def run_seed(profile: "Profile", tasks: Sequence[str], control: str | None, settings: Mapping[str, Any],
+             seed: int, data_dir: str | None = None) -> SeedRun:
+    """Fine-tune every P2 method on ``tasks`` (cached) and run the Table 1/2 protocol for one seed."""
+    wb, ev = seed_protocol(profile, tasks, control, settings, seed, data_dir)
     start = time.perf_counter()
     _, log = finetune_all(wb, list(tasks), P2_METHODS, seed=seed)  # the vectors themselves are reloaded per method
     train = time.perf_counter() - start
