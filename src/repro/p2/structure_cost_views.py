@@ -85,8 +85,8 @@ def plot_cost_ratios(ratio_rows: Sequence[Mapping[str, Any]]) -> Any:
 
     long = pd.DataFrame(ratio_rows)
     cols = ["method", "metric", "value", "source"]
-    long = pd.concat([long.assign(source="ours")[cols], long.assign(source="paper (ViT-B/32)", value=long["paper"])[cols]],
-                     ignore_index=True)
+    paper = long.assign(source="paper (ViT-B/32)", value=long["paper"])[cols]
+    long = pd.concat([long.assign(source="ours")[cols], paper], ignore_index=True)
     g = sns.catplot(data=long, x="method", y="value", hue="source", col="metric", kind="bar", col_wrap=4,
                     height=2.8, aspect=1.1, sharey=False)
     g.set_xticklabels(rotation=45)
