@@ -16,7 +16,7 @@ def test_plans_per_profile_and_overrides():
     assert smoke.n_eval == 32 and smoke.base == 1e-3 and cpu.n_eval == 200 and paper.n_eval is None
     assert (smoke.n_seeds, cpu.n_seeds, paper.n_seeds) == (1, 3, 5)
     assert cpu.seeds(get_profile("cpu"), 13) == [13, 21, 42] and smoke.seeds(get_profile("smoke"), 13) == [13]
-    assert cpu.seeds(get_profile("cpu"), 7) == [7]  # a seed outside the profile's list: just that one
+    assert cpu.seeds(get_profile("cpu"), 7) == [7, 1007, 2007]  # a seed outside the profile's list, then +1000s
     assert cpu.base == get_profile("cpu").graft_base_sparsity and len(paper.peft) == 11
     assert calibration_plan(get_profile("paper-smoke")) == smoke
     p = calibration_plan(get_profile("cpu"), ece_tasks=["QNLI"], n_eval=None)

@@ -6,14 +6,15 @@ field.  ``smoke`` checks the code paths, ``cpu`` is sized for 2 cores, ``paper``
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass
 from typing import Any
 
+from repro.plans import ChapterPlan
 from repro.profiles import Profile
 
 
 @dataclass(frozen=True)
-class AppendixPlan:
+class AppendixPlan(ChapterPlan):
     """Tasks, data sizes, region sizes and steps of P1 Tables 5 and 8, Figs. 9-10 and Fig. 15."""
 
     large_tasks: tuple[str, ...] = ("SST-2",)        #: Table 5 tasks (paper: Sentiment, AGNews, QNLI, SNLI)
@@ -31,15 +32,6 @@ class AppendixPlan:
     track_checkpoint: int | None = None               #: Fig. 15 checkpoint (None: see :meth:`checkpoint`)
     track_sparsities: tuple[float, ...] = (1e-3,)     #: Fig. 15 region sizes
     n_eval: int = 0                                   #: test examples per Fig. 15 point (0: all)
-
-    def with_overrides(self, **given: Any) -> "AppendixPlan":
-        """This plan with every ``given`` value that is not None (the notebook's parameters)."""
-        names = {f.name for f in fields(self)}
-        unknown = set(given) - names
-        if unknown:
-            raise ValueError(f"unknown plan fields {sorted(unknown)}; an AppendixPlan has {sorted(names)}")
-        clean = {k: (tuple(v) if isinstance(v, list) else v) for k, v in given.items() if v is not None}
-        return replace(self, **clean)
 
     def checkpoint(self, ft_steps: int) -> int:
         """The Fig. 15 checkpoint: ``track_checkpoint`` if given, else the snapshot step nearest below half of the

@@ -10,11 +10,12 @@ from __future__ import annotations
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
+from repro.plans import ChapterPlan
 from repro.profiles import FinetuneRecipe, Profile
 
 
 @dataclass(frozen=True)
-class CalibrationPlan:
+class CalibrationPlan(ChapterPlan):
     """Tasks, seeds, sweeps and evaluation sizes of P1 Table 2 (ECE), Table 3, Fig. 6-7, Tables 6-7 and App. D."""
 
     n_seeds: int = 1                                   #: seeds per Table 2 ECE cell (cpu 3, paper 5), as Table 2
@@ -31,20 +32,6 @@ class CalibrationPlan:
     peft_recipe: tuple[tuple[str, Any], ...] = (       #: fields of profile.p1_finetune replaced for LoRA/adapters
         ("optimizer", "adamw"), ("lr", 1e-3), ("weight_decay", 0.0), ("schedule", "linear"))
 
-    def with_overrides(self, **given: Any) -> "CalibrationPlan":
-        """This plan with every ``given`` value that is not None (the notebook's parameters)."""
-        names = {f.name for f in fields(self)}
-        unknown = set(given) - names
-        if unknown:
-            raise ValueError(f"unknown plan fields {sorted(unknown)}; a CalibrationPlan has {sorted(names)}")
-        clean = {k: (tuple(v) if isinstance(v, list) else v) for k, v in given.items() if v is not None}
-        return replace(self, **clean)
-
-    def seeds(self, profile: Profile, first: int) -> list[int]:
-        """``n_seeds`` seeds from the profile's list, starting at ``first`` (or just ``first`` if not listed): the
-        same seeds, hence the same cached FT models and grafts, as the localization chapter's Table 2."""
-        pool = list(profile.seeds[profile.seeds.index(first):]) if first in profile.seeds else [first]
-        return pool[: self.n_seeds]
 
     def shown(self) -> dict[str, Any]:
         """The plan as the notebook records it in its results' params (recipe excluded)."""

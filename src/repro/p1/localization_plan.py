@@ -7,14 +7,15 @@ budget on 2 cores, ``paper`` is the paper's setting (all 13 tasks, 5 seeds, the 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
+from repro.plans import ChapterPlan
 from repro.profiles import FinetuneRecipe, Profile
 
 
 @dataclass(frozen=True)
-class LocalizationPlan:
+class LocalizationPlan(ChapterPlan):
     """Tasks, seeds, region sizes and evaluation sizes of P1 Table 2, Table 1 and Figs. 2-5."""
 
     n_seeds: int = 1                          #: seeds per Table 2 / Table 1 cell (paper: 5)
@@ -28,20 +29,6 @@ class LocalizationPlan:
     sweep_steps: int | None = None            #: graft steps of the sweep points (None: profile.graft_steps)
     lottery_densities: tuple[float, ...] = (0.1, 0.5, 0.9)  #: Fig. 4b region densities
     n_eval: int = 0                           #: test examples per figure point (0: the whole test split)
-
-    def with_overrides(self, **given: Any) -> "LocalizationPlan":
-        """This plan with every ``given`` value that is not None (the notebook's parameters)."""
-        names = {f.name for f in fields(self)}
-        unknown = set(given) - names
-        if unknown:
-            raise ValueError(f"unknown plan fields {sorted(unknown)}; a LocalizationPlan has {sorted(names)}")
-        clean = {k: (tuple(v) if isinstance(v, list) else v) for k, v in given.items() if v is not None}
-        return replace(self, **clean)
-
-    def seeds(self, profile: Profile, first: int) -> list[int]:
-        """``n_seeds`` seeds from the profile's list, starting at ``first`` (or just ``first`` if not listed)."""
-        pool = list(profile.seeds[profile.seeds.index(first):]) if first in profile.seeds else [first]
-        return pool[: self.n_seeds]
 
 
 def localization_plan(profile: Profile, **overrides: Any) -> LocalizationPlan:

@@ -10,13 +10,14 @@ from __future__ import annotations
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
+from repro.plans import ChapterPlan
 from repro.profiles import FinetuneRecipe, Profile
 
 SIMILAR = (("SST-2", "CR"), ("MNLI", "SNLI"))  #: the task pairs the paper calls similar (Fig. 8a)
 
 
 @dataclass(frozen=True)
-class MultitaskPlan:
+class MultitaskPlan(ChapterPlan):
     """Tasks, steps and evaluation sizes of P1 Fig. 8, Figs. 11-13 and Table 4."""
 
     mt_tasks: tuple[str, ...] = ("SST-2", "CR", "QNLI")  #: tasks of the multi-task model (paper: 8)
@@ -32,15 +33,6 @@ class MultitaskPlan:
     continual_steps: int | None = 10        #: SGD steps of each continual stage after the first (None: the recipe's)
     continual_graft_steps: int | None = None  #: graft steps of the single-task regions (None: the profile's)
     groups: tuple[tuple[str, tuple[str, ...]], ...] = (("sentiment", ("SST-2", "CR")),)  #: Fig. 8c-d task groups
-
-    def with_overrides(self, **given: Any) -> "MultitaskPlan":
-        """This plan with every ``given`` value that is not None (the notebook's parameters)."""
-        names = {f.name for f in fields(self)}
-        unknown = set(given) - names
-        if unknown:
-            raise ValueError(f"unknown plan fields {sorted(unknown)}; a MultitaskPlan has {sorted(names)}")
-        clean = {k: (tuple(v) if isinstance(v, list) else v) for k, v in given.items() if v is not None}
-        return replace(self, **clean)
 
     def group_map(self) -> dict[str, list[str]]:
         """The groups whose tasks are all among ``mt_tasks``."""

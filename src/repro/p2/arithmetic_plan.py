@@ -14,9 +14,10 @@ paper averages its runs; Table 5 runs on the first seed.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass
 from typing import Any
 
+from repro.plans import ChapterPlan
 from repro.profiles import Profile
 
 #: the cpu plan's tasks (a breadth cut from the profile's six; all accuracy tasks)
@@ -24,36 +25,15 @@ CPU_TASKS: tuple[str, ...] = ("SST-2", "TREC", "QNLI")
 
 
 @dataclass(frozen=True)
-class ArithmeticPlan:
+class ArithmeticPlan(ChapterPlan):
     """Tasks and seeds of P2 Tables 1, 2 (mean over seeds) and 5 (first seed)."""
 
     tasks: tuple[str, ...] | None = None  #: addition / negation target tasks (None: the profile's p2_tasks)
     n_seeds: int = 1                      #: seeds per Table 1 / Table 2 cell (fine-tuning and data seed)
 
-    def with_overrides(self, **given: Any) -> "ArithmeticPlan":
-        """This plan with every ``given`` value that is not None (the notebook's parameters)."""
-        names = {f.name for f in fields(self)}
-        unknown = set(given) - names
-        if unknown:
-            raise ValueError(f"unknown plan fields {sorted(unknown)}; an ArithmeticPlan has {sorted(names)}")
-        clean = {k: (tuple(v) if isinstance(v, list) else v) for k, v in given.items() if v is not None}
-        if "n_seeds" in clean and int(clean["n_seeds"]) < 1:
-            raise ValueError(f"n_seeds must be ≥ 1, got {clean['n_seeds']}")
-        return replace(self, **clean)
-
     def task_list(self, profile: Profile) -> list[str]:
         """The tasks this plan runs for ``profile`` (its own, else the profile's p2_tasks)."""
         return list(profile.p2_tasks if self.tasks is None else self.tasks)
-
-    def seeds(self, profile: Profile, first: int) -> list[int]:
-        """``n_seeds`` seeds from the profile's list, starting at ``first``; when the list runs out, the next
-        seeds are ``first + 1000, first + 2000, …`` (so a profile with one listed seed can still run more)."""
-        pool = list(profile.seeds[profile.seeds.index(first):]) if first in profile.seeds else [first]
-        extra = 1
-        while len(pool) < self.n_seeds:
-            pool.append(first + 1000 * extra)
-            extra += 1
-        return pool[: self.n_seeds]
 
 
 def arithmetic_plan(profile: Profile, **overrides: Any) -> ArithmeticPlan:

@@ -7,27 +7,20 @@ notebook parameter that is not None overrides its field.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass
 from typing import Any
 
+from repro.plans import ChapterPlan
 from repro.profiles import Profile
 
 
 @dataclass(frozen=True)
-class SensitivityPlan:
+class SensitivityPlan(ChapterPlan):
     """Fisher and evaluation sizes of P2 Figs. 1, 10 and 11."""
 
     fraction: float = 0.1  #: share of the maskable parameters selected (the paper's 10 %)
     n_fisher: int = 0      #: training inputs per task for the diagonal Fisher
     n_eval: int = 0        #: test examples per task (0: all)
-
-    def with_overrides(self, **given: Any) -> "SensitivityPlan":
-        """This plan with every ``given`` value that is not None (the notebook's parameters)."""
-        names = {f.name for f in fields(self)}
-        unknown = set(given) - names
-        if unknown:
-            raise ValueError(f"unknown plan fields {sorted(unknown)}; a SensitivityPlan has {sorted(names)}")
-        return replace(self, **{k: v for k, v in given.items() if v is not None})
 
 
 def sensitivity_plan(profile: Profile, **overrides: Any) -> SensitivityPlan:
