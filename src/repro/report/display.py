@@ -285,7 +285,7 @@ def graft_notice(metas: Iterable[Mapping[str, Any] | None], what: str = "grafts"
         return Notice()
     parts = []
     if same:
-        parts.append(f"in {same} of the {len(metas)} {what} of this table every graft step scored the same on the "
+        parts.append(f"in {same} of the {len(metas)} {what} here every graft step scored the same on the "
                      "train + dev examples, so the kept region was not chosen by the search (it is the first "
                      "step's region)")
     if empty:
