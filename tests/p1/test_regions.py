@@ -203,3 +203,27 @@ def test_localization_sweeps_share_the_sgd_curve_and_pair_table1(wb, tau):
     assert set(scores) == {"FT", "Grafting", "Graft re-training", "BitFit"}
     assert paired["graft_count"] == scores["Graft re-training"]["count"]
     assert len(paired["graft"]) == len(paired["retrain"]) == len(paired["bitfit"])
+
+
+def test_table2_runs_rows_and_graft_sizes(wb):
+    from repro.p1.localization_plan import LocalizationPlan, graft_profile
+    from repro.p1.localization_sweeps import graft_sizes, table2_rows, table2_runs
+
+    plan = LocalizationPlan(tasks=("sent",), large_tasks=("sent",), large_steps=1)
+    runs, outs = table2_runs(wb, plan, [wb.seed], base=0.05)
+    ks = (wb.profile.k_shot, wb.profile.k_shot_large)
+    assert list(outs) == [("sent", ks[0], wb.seed), ("sent", ks[1], wb.seed)]
+    assert [(r["method"], r["shots"], r["paper_shots"]) for r in runs] == [
+        ("FT", ks[0], 64), ("Graft", ks[0], 64), ("FT", ks[1], 4096), ("Graft", ks[1], 4096)]
+    graft = runs[1]
+    assert graft["count"] == outs[("sent", ks[0], wb.seed)]["mask"].count() and 0 <= graft["agreement"] <= 1
+    rows = table2_rows(runs)
+    assert {(r["method"], r["metric"]) for r in rows} >= {("FT", "acc"), ("Graft", "acc"), ("Graft", "agreement")}
+    assert all(r["paper"] is None for r in rows)  # the fixture task is not in the paper's Table 2
+    sizes = graft_sizes(outs, graftable_total(wb))
+    assert list(sizes["graft"]) == [f"{o['mask'].count():,}" for o in outs.values()]
+    assert list(sizes["task"]) == ["sent", "sent"] and "train+dev at best" in sizes
+    prof = graft_profile("smoke", "cpu", graft_lr=3.0, graft_steps=None)
+    assert prof.graft.lr == 3.0 and prof.graft.steps == get_profile("smoke").graft.steps
+    with pytest.raises(ValueError, match="unknown profile"):
+        graft_profile("nope")

@@ -72,3 +72,16 @@ def test_verdict_summary_lists_every_claim_once():
     out = VerdictSummary(res.claims)._repr_html_()
     assert out.count("<tr><td>") == 2 and "sd-bg-success" in out and "sd-bg-danger" in out
     assert "(beyond the paper)" in out and "no CI" in out
+
+
+def test_graft_notice_is_one_plain_sentence_or_nothing():
+    from repro.report.display import graft_notice
+
+    fine = [{"degenerate": []}, {}, None]
+    assert not graft_notice(fine) and graft_notice(fine)._repr_html_() is None
+    same = {"degenerate": ["every graft step scored the same (1.5): the region was not learned"]}
+    note = graft_notice([same, {"degenerate": []}, {"degenerate": ["empty graft region (no entry selected)"]}])
+    text = repr(note)
+    assert "in 1 of the 3 grafts" in text and "1 of the 3 grafts selected no parameter" in text
+    assert "/" not in text.replace("train + dev", "") and "Warning" not in text  # no paths, no warning text
+    assert note._repr_html_().startswith("<p") and text.endswith(".")

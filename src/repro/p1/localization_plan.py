@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from repro.plans import ChapterPlan
-from repro.profiles import FinetuneRecipe, Profile
+from repro.profiles import FinetuneRecipe, Profile, get_profile
 
 
 @dataclass(frozen=True)
@@ -50,6 +50,14 @@ def localization_plan(profile: Profile, **overrides: Any) -> LocalizationPlan:
     return plan.with_overrides(**overrides)
 
 
+def graft_profile(name: str, device: str | None = None, *, graft_lr: float | None = None,
+                  graft_steps: int | None = None) -> Profile:
+    """The named profile on ``device`` with the notebook's ``graft_lr`` / ``graft_steps`` where not None (the P1
+    chapters' graft parameters); an unknown name fails, naming the valid ones."""
+    given = {k: v for k, v in {"graft_lr": graft_lr, "graft_steps": graft_steps}.items() if v is not None}
+    return get_profile(name, **given).with_device(device)
+
+
 @dataclass(frozen=True)
 class VariantRecipes:
     """The fine-tuning recipes of Table 1 and Fig. 5 next to the profile's SGD recipe."""
@@ -80,4 +88,4 @@ def variant_recipes(profile: Profile) -> VariantRecipes:
     return VariantRecipes(sgd=sgd, adamw=adamw, retrain=retrain, bitfit=bitfit)
 
 
-__all__ = ["LocalizationPlan", "VariantRecipes", "localization_plan", "variant_recipes"]
+__all__ = ["LocalizationPlan", "VariantRecipes", "graft_profile", "localization_plan", "variant_recipes"]

@@ -11,15 +11,18 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
+import pandas as pd
 import torch
 
 from repro.core.masks import Mask
 from repro.data import Example, balanced_sample
-from repro.p1.localization_plan import LocalizationPlan
+from repro.p1.localization_plan import LocalizationPlan, VariantRecipes
 from repro.p1.regions import REGIONS, evaluate_region, ft_and_graft, retrained_region, sparsity_curve
+from repro.report.comparison import attach_printed, seed_rows
+from repro.report.display import describe, style_table
 
 if TYPE_CHECKING:  # pragma: no cover
-    from repro.profiles import FinetuneRecipe
+    from repro.profiles import FinetuneRecipe, Profile
     from repro.workbench import Workbench
 
 
@@ -72,14 +75,63 @@ def table1_runs(wb: "Workbench", task: str, seed: int, *, k: int, base: float, r
     """P1 Table 1 for one (task, seed): FT, grafting, graft re-training and BitFit.
 
     Returns the four score dicts by method name, and the paired per-example correctness (``graft``, ``retrain``,
-    ``bitfit``) with the sizes ``graft_count`` / ``bitfit_count`` that :mod:`repro.p1.claims_localization` takes."""
+    ``bitfit``) with the sizes ``graft_count`` / ``bitfit_count`` that :mod:`repro.p1.claims_localization` takes, and
+    the graft's metadata ``graft_meta``."""
     out = ft_and_graft(wb, task, k=k, seed=seed, base=base)
     rt = retrained_region(wb, task, out["mask"], k=k, seed=seed, recipe=retrain)
     bf = retrained_region(wb, task, "bias", k=k, seed=seed, recipe=bitfit)
     scores = {"FT": out["ft"], "Grafting": out["graft"], "Graft re-training": rt, "BitFit": bf}
     paired = {"graft": out["correct"]["graft"], "retrain": rt["correct"], "bitfit": bf["correct"],
-              "graft_count": out["graft"]["count"], "bitfit_count": bf["count"]}
+              "graft_count": out["graft"]["count"], "bitfit_count": bf["count"], "graft_meta": out["meta"]}
     return scores, paired
+
+
+def table2_runs(wb: "Workbench", plan: LocalizationPlan, seeds: Sequence[int], base: float
+                ) -> tuple[list[dict], dict[tuple[str, int, int], dict]]:
+    """P1 Table 2 on ``plan``: FT and its graft on γ_base = top-``base`` for every (task, k, seed), ``plan.tasks`` at
+    ``profile.k_shot`` (the paper's 64-shot column) and ``plan.large_tasks`` at ``profile.k_shot_large`` (4096-shot).
+
+    Returns the per-run score rows (one per method; ``paper_shots`` = the paper's column) and the
+    :func:`~repro.p1.regions.ft_and_graft` outputs by ``(task, k, seed)`` that :mod:`repro.p1.claims_localization`
+    takes."""
+    profile = wb.profile
+    shots = {profile.k_shot: 64, profile.k_shot_large: 4096}  # our k -> the paper's column it stands for
+    runs: list[dict] = []
+    outs: dict[tuple[str, int, int], dict] = {}
+    for k, task_list in ((profile.k_shot, plan.tasks), (profile.k_shot_large, plan.large_tasks)):
+        for task in task_list:
+            for s in seeds:
+                steps = plan.large_steps if k == profile.k_shot_large else None
+                out = ft_and_graft(wb, task, k=k, seed=s, base=base, steps=steps)
+                outs[(task, k, s)] = out
+                metric = wb.model.specs[task].metric
+                for method, r in (("FT", out["ft"]), ("Graft", out["graft"])):
+                    runs.append({"task": task, "method": method, "shots": k, "paper_shots": shots.get(k),
+                                 "pair": wb.model.specs[task].pair, "sparsity": r["sparsity_pct"],
+                                 "count": r["count"], metric: r["value"], "ece": r["ece"],
+                                 "agreement": r.get("agreement")})
+    return runs, outs
+
+
+def table2_rows(runs: Sequence[Mapping[str, Any]]) -> list[dict]:
+    """The Table 2 results rows: :func:`table2_runs` averaged over seeds, with the paper's printed cells."""
+    rows = seed_rows(runs, ["task", "method", "shots", "paper_shots"],
+                     {"acc": "acc", "f1": "f1", "ece": "ece", "agreement": "agreement"})
+    return attach_printed(rows, "p1", 2, lambda r: dict(task=r["task"], method=r["method"], shots=r["paper_shots"],
+                                                        metric=r["metric"]))
+
+
+def graft_sizes(outs: Mapping[tuple[str, int, int], Mapping[str, Any]], n_graftable: int) -> pd.DataFrame:
+    """The final size of every Table 2 graft (γ_base, learned size, its share of the graftable set, best step and
+    its train + dev score), formatted for reading."""
+    rows = []
+    for (t, k, s), o in outs.items():
+        history = o["meta"]["history"]
+        rows.append({"task": t, "k": k, "seed": s, "γ_base": o["meta"]["base_count"], "graft": o["mask"].count(),
+                     "share of graftable (%)": 100 * o["mask"].count() / n_graftable,
+                     "best step": o["meta"]["best_step"],
+                     "train+dev at best": max(h["score"] for h in history) if history else None})
+    return style_table(pd.DataFrame(rows), counts=["γ_base", "graft", "seed", "k", "best step"])
 
 
 def plot_curves(df: Any, refs: Any, title: str, hue: str = "region", style: str | None = None,
@@ -99,4 +151,49 @@ def plot_curves(df: Any, refs: Any, title: str, hue: str = "region", style: str 
     plt.show()
 
 
-__all__ = ["LocalizationSweeps", "plot_curves", "table1_runs"]
+
+def plot_bias_and_lottery(fig4a: Any, fig4b: Any, n_bias: int, n_graftable: int) -> None:
+    """P1 Fig. 4: (a) bias-only vs unrestricted learned regions by size, (b) lottery-ticket (zero outside) vs graft
+    by region density."""
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
+    sns.lineplot(data=fig4a, x="sparsity_pct", y="acc", hue="what", style="task", marker="o", ax=axes[0])
+    axes[0].set(xscale="log", xlabel="region size (% of graftable)", ylabel="test accuracy",
+                title=f"(a) bias-only regions ({n_bias:,} biases = {100 * n_bias / n_graftable:.2f}%)")
+    sns.lineplot(data=fig4b, x="target_density", y="acc", hue="method", style="task", marker="o", ax=axes[1])
+    axes[1].set(xlabel="region density (top |θ_ft|)", ylabel="test accuracy", title="(b) zero outside vs graft")
+    plt.tight_layout()
+    plt.show()
+
+
+def plot_relative(df: Any, level: float = 0.95) -> None:
+    """P1 Fig. 5: graft accuracy / FT accuracy by region size, one line per fine-tuning recipe, one panel per task,
+    with the ``level`` the claim asks for."""
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+
+    g = sns.relplot(data=df.assign(rel=df.acc / df.ft_acc), x="sparsity_pct", y="rel", hue="label", col="task",
+                    kind="line", marker="o", height=3.4, aspect=1.2)
+    for ax in g.axes.flat:
+        ax.set(xscale="log", xlabel="region size (% of graftable)", ylabel="graft accuracy / FT accuracy")
+        ax.axhline(level, color="gray", ls="--", lw=1)
+    plt.show()
+
+
+def setup_text(profile: "Profile", plan: Mapping[str, Any], seeds: Sequence[int], recipes: "VariantRecipes",
+               n_graftable: int) -> str:
+    """What the chapter runs in this profile, as the lines its set-up cell prints."""
+    base = profile.graft_base_sparsity
+    return "\n".join([
+        f"profile {profile.name}: {profile.description}",
+        f"seeds {list(seeds)}; k-shot {profile.k_shot} ('64-shot') and {profile.k_shot_large} ('4096-shot'); "
+        f"graftable set {n_graftable:,} parameters, so top-{base:g} = {int(base * n_graftable)} parameters",
+        f"plan: {describe(plan)}",
+        f"recipes: SGD {describe(recipes.sgd)}\n AdamW {describe(recipes.adamw)}\n re-training "
+        f"{describe(recipes.retrain)}\n BitFit {describe(recipes.bitfit)}"])
+
+
+__all__ = ["LocalizationSweeps", "graft_sizes", "plot_bias_and_lottery", "plot_curves", "plot_relative", "setup_text",
+           "table1_runs", "table2_rows", "table2_runs"]

@@ -19,7 +19,7 @@ summed; the parameter values stay those of the MT model.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import torch
 
@@ -201,3 +201,25 @@ def group_summary(rows: Sequence[Mapping], groups: Mapping[str, Sequence[str]]) 
                     "mean_in": sum(own) / len(own) if own else float("nan"), "min_in": min(own, default=float("nan")),
                     "mean_out": sum(other) / len(other) if other else float("nan")})
     return out
+
+
+
+def plot_heatmap(ax: Any, rows: Sequence[Mapping], value: str, title: str, index: str = "row", columns: str = "col",
+                 fmt: str = ".2f", order: Sequence[str] = (), **kw: Any) -> None:
+    """One Fig. 8 panel: ``value`` of ``rows`` as an annotated heatmap, tasks in ``order`` (groups after them)."""
+    import pandas as pd
+    import seaborn as sns
+
+    df = pd.DataFrame(rows).pivot(index=index, columns=columns, values=value)
+    order_c = [t for t in order if t in df.columns]
+    order_r = [t for t in order if t in df.index] + [g for g in df.index if g not in order]
+    sns.heatmap(df.loc[order_r, order_c], annot=True, fmt=fmt, cbar=False, ax=ax, **kw)
+    ax.set_title(title)
+    ax.set_xlabel("")
+    ax.set_ylabel("")
+
+
+def region_sizes(regions: Mapping[str, Mask], metas: Mapping[str, Mapping]) -> list[dict]:
+    """Size, density (in %) and best graft step of each task's region."""
+    return [{"task": t, "region size": m.count(), "density %": 100 * m.density(),
+             "best step": metas[t].get("best_step")} for t, m in regions.items()]

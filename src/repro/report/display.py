@@ -255,10 +255,52 @@ def glue_verdicts(claims: Iterable[Mapping[str, Any]], key: str = "verdicts") ->
     return summary
 
 
+class Notice:
+    """One plain sentence under a table (an empty notice shows nothing)."""
+
+    def __init__(self, text: str = "") -> None:
+        self.text = text
+
+    def _repr_html_(self) -> str | None:
+        return f'<p class="table-notice"><em>{html.escape(self.text)}</em></p>' if self.text else None
+
+    def _repr_markdown_(self) -> str | None:
+        return f"*{self.text}*" if self.text else None
+
+    def __repr__(self) -> str:
+        return self.text
+
+    def __bool__(self) -> bool:
+        return bool(self.text)
+
+
+def graft_notice(metas: Iterable[Mapping[str, Any] | None], what: str = "grafts") -> Notice:
+    """The sentence a table shows when some of its grafts are degenerate (the ``"degenerate"`` reasons that
+    :meth:`repro.core.grafting.GraftResult.degenerate` records in a graft's metadata); empty when none is."""
+    metas = [m or {} for m in metas]
+    flat = [str(r) for m in metas for r in (m.get("degenerate") or [])]
+    same = sum(1 for m in metas if any("scored the same" in str(r) for r in (m.get("degenerate") or [])))
+    empty = sum(1 for m in metas if any("empty" in str(r) for r in (m.get("degenerate") or [])))
+    if not flat:
+        return Notice()
+    parts = []
+    if same:
+        parts.append(f"in {same} of the {len(metas)} {what} here every graft step scored the same on the "
+                     "train + dev examples, so the kept region was not chosen by the search (it is the first "
+                     "step's region)")
+    if empty:
+        parts.append(f"{empty} of the {len(metas)} {what} selected no parameter at all")
+    other = len(flat) - sum(1 for r in flat if "scored the same" in r or "empty" in r)
+    if other:
+        parts.append(f"{other} other graft notice{'s' if other != 1 else ''} were recorded")
+    text = "; ".join(parts)
+    return Notice(f"Note: {text}.")
+
+
 def verdicts(claims: Iterable[Mapping[str, Any]], prefix: str = "") -> VerdictBoxes:
     """The verdict boxes of the claims whose id starts with ``prefix`` (e.g. ``res.claims, "p1-table2"``)."""
     return VerdictBoxes(c for c in claims if str(c["id"]).startswith(prefix))
 
 
-__all__ = ["ClaimView", "Rows", "VerdictBoxes", "VerdictSummary", "describe", "glue_verdicts", "fmt_count", "fmt_float", "fmt_pct", "fmt_signed", "fmt_sparsity", "glue",
+__all__ = ["ClaimView", "Notice", "Rows", "VerdictBoxes", "VerdictSummary", "describe", "glue_verdicts", "graft_notice", "fmt_count", "fmt_float", "fmt_pct", "fmt_signed", "fmt_sparsity", "glue",
            "style_table", "verdict_box", "verdicts"]
