@@ -224,10 +224,20 @@ const out = [];
 if (!main) return out;
 const short = t => (t || '').replace(/\s+/g, ' ').trim().slice(0, 110);
 const seen = new Set();
-for (const el of Array.from(main.querySelectorAll('h1, h2, h3, h4, .admonition, table, img, div.cell, p'))) {
+for (const el of Array.from(main.querySelectorAll('h1, h2, h3, h4, .admonition, table, img, div.cell, details, '
+                                                  + 'div.highlight, p'))) {
   if (Array.from(seen).some(s => s.contains(el))) continue;  // parts of something already listed
   if (el.offsetParent === null && !el.closest('details')) continue;  // hidden
   const tag = el.tagName.toLowerCase();
+  if (tag === 'details') {  // a closed dropdown: the reader sees its summary line only
+    const summary = el.querySelector('summary');
+    out.push('dropdown  ' + short(summary ? summary.textContent : ''));
+    seen.add(el); continue;
+  }
+  if (tag === 'div' && el.classList.contains('highlight')) {  // a code block outside a notebook cell
+    out.push('CODE BLOCK  ' + short(el.textContent).slice(0, 60));
+    break;
+  }
   if (/^h[1-4]$/.test(tag)) { out.push(tag + '  ' + short(el.textContent).replace(/#$/, '')); continue; }
   if (el.classList.contains('admonition')) {
     const title = el.querySelector('.admonition-title');

@@ -110,7 +110,7 @@ def build_info_markdown(profile: str, results: dict[str, dict[str, Any]], runs: 
     seconds = sum(r.seconds for r in runs.values())
     minutes = f"{seconds / 60:.0f} min" if seconds >= 90 else f"{seconds:.0f} s"
     built = built or utc_now()[:16].replace("T", " ") + " UTC"
-    line = (f"**This build** ran profile **{profile}** ({PROFILES[profile].description})"
+    line = (f"**This build** ran profile **{profile}** (`{PROFILES[profile].model}`)"
             + (f" on {', '.join(devices)}" if devices else "")
             + f": {len(runs)} of {len(names)} notebooks, {minutes} of notebook execution in all (the recorded run "
             f"time of each, on the machine that ran it); built {built}"
