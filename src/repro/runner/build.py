@@ -214,12 +214,14 @@ def build_book(profile: str = "cpu", only: Iterable[str] | None = None, jobs: in
             raise BuildError(f"build stopped: results of notebook {name!r} are invalid: {e}") from None
         _copy_if_changed(executed, staged / f"{name}.ipynb")
 
+    built = utc_now()[:16].replace("T", " ")
     claims = claims_page_markdown(profile, results, names, model=PROFILES[profile].description,
-                                  titles={n: notebook_title(n) for n in names}, built=utc_now()[:16].replace("T", " "),
+                                  titles={n: notebook_title(n) for n in names}, built=built,
                                   seconds={n: r.seconds for n, r in runs.items()}, executed_dir=staged)
     _write_if_changed(staged / "claims_body.md", claims + "\n")
     n_claims = sum(len(r["claims"]) for r in results.values())
-    _write_if_changed(staged / "build_info.md", build_info_markdown(profile, results, runs, names, missing))
+    _write_if_changed(staged / "build_info.md", build_info_markdown(profile, results, runs, names, missing,
+                                                                       built + " UTC"))
     log(f"claims page: {n_claims} claims from {len(results)} results files")
 
     ordered = [runs[nm] for nm in names if nm in runs]
