@@ -294,6 +294,10 @@ def screenshot(driver, base: str, rel: str, folder: Path, width: int = 1280) -> 
     driver.set_window_size(width, 1024)
     driver.get(f"{base}/{rel}")
     time.sleep(1.0)
+    for _ in range(50):  # let the theme's transitions (the sidebar sliding in) finish first
+        if not driver.execute_script("return document.getAnimations().some(a => a.playState === 'running');"):
+            break
+        time.sleep(0.1)
     size = driver.execute_script("return [document.documentElement.clientWidth, "
                                  "Math.min(document.documentElement.scrollHeight, 16000)];")
     driver.command_executor.client_config.timeout = 600  # ~10 s per 1000 px on a loaded 2-core machine
