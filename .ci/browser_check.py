@@ -20,7 +20,9 @@ checks:
   cell output inside it hides its lines behind a horizontal scrollbar (the printed-table CSVs of the reference
   page, ``table.reference-table``, scroll sideways on purpose).
 
-``--shots DIR PAGE ...`` also saves a full-page screenshot of each named page (e.g. ``claims.html``) into DIR.
+``--screenshot DIR`` also saves a 1280-px-wide full-page PNG of ``claims.html`` and of one section page
+(``executed/p1_localization.html``; ``--shot-pages`` names others) into DIR, and prints each page's outline down
+to its first visible code: headings, verdict boxes (admonitions), tables, figures, folded code cells, in order.
 
 Exit status 1 and a list of problems per page if anything fails.
 """
@@ -167,7 +169,7 @@ def make_driver(chromium: str, chromedriver: str, profile_dir: str):
         opts.add_argument(flag)
     opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     driver = webdriver.Chrome(service=Service(executable_path=chromedriver), options=opts)
-    driver.set_page_load_timeout(60)
+    driver.set_page_load_timeout(180)  # a loaded 2-core machine needs > 60 s for the reference tables
     return driver
 
 
@@ -216,18 +218,94 @@ def check_page(driver, base: str, root: Path, page: Path) -> list[str]:
     return sorted(set(problems))
 
 
+OUTLINE_JS = r"""
+const main = document.querySelector('article.bd-article') || document.querySelector('main');
+const out = [];
+if (!main) return out;
+const short = t => (t || '').replace(/\s+/g, ' ').trim().slice(0, 110);
+const seen = new Set();
+for (const el of Array.from(main.querySelectorAll('h1, h2, h3, h4, .admonition, table, img, div.cell, details, '
+                                                  + 'div.highlight, p'))) {
+  if (Array.from(seen).some(s => s.contains(el))) continue;  // parts of something already listed
+  if (el.offsetParent === null && !el.closest('details')) continue;  // hidden
+  const tag = el.tagName.toLowerCase();
+  if (tag === 'details') {  // a closed dropdown: the reader sees its summary line only
+    const summary = el.querySelector('summary');
+    out.push('dropdown  ' + short(summary ? summary.textContent : ''));
+    seen.add(el); continue;
+  }
+  if (tag === 'div' && el.classList.contains('highlight')) {  // a code block outside a notebook cell
+    out.push('CODE BLOCK  ' + short(el.textContent).slice(0, 60));
+    break;
+  }
+  if (/^h[1-4]$/.test(tag)) { out.push(tag + '  ' + short(el.textContent).replace(/#$/, '')); continue; }
+  if (el.classList.contains('admonition')) {
+    const title = el.querySelector('.admonition-title');
+    const body = short(el.textContent.replace(title ? title.textContent : '', ''));
+    out.push('box [' + Array.from(el.classList).filter(c => c !== 'admonition').join(' ') + ']  '
+             + short(title ? title.textContent : '') + ' | ' + body);
+    seen.add(el); continue;
+  }
+  if (tag === 'div' && el.classList.contains('cell')) {
+    const input = el.querySelector('.cell_input');
+    const folded = !input || input.closest('details') !== null || input.offsetParent === null;
+    const outputs = [];
+    if (el.querySelector('.cell_output table')) outputs.push('table');
+    if (el.querySelector('.cell_output img')) outputs.push('figure');
+    if (el.querySelector('.cell_output .admonition')) outputs.push('box');
+    const text = el.querySelector('.cell_output .output.stream, .cell_output .text_plain');
+    if (text && !outputs.length) outputs.push('text "' + short(text.textContent).slice(0, 60) + '"');
+    if (!input) out.push('cell (code removed)  output: ' + (outputs.join(', ') || 'none'));
+    else out.push((folded ? 'cell (code folded)' : 'CODE CELL (source shown)') + '  output: '
+                  + (outputs.join(', ') || 'none'));
+    for (const box of Array.from(el.querySelectorAll('.cell_output .admonition'))) {
+      out.push('    box [' + Array.from(box.classList).filter(c => c !== 'admonition').join(' ') + ']  '
+               + short(box.textContent));
+    }
+    seen.add(el);
+    if (!folded) break;
+    continue;
+  }
+  if (tag === 'table') {
+    const head = Array.from(el.querySelectorAll('thead th')).map(th => short(th.textContent)).join(' | ');
+    out.push('table (' + el.querySelectorAll('tbody tr').length + ' rows)  ' + head.slice(0, 100));
+    seen.add(el); continue;
+  }
+  if (tag === 'img') { out.push('figure  ' + short(el.alt || el.src.split('/').pop())); continue; }
+  if (tag === 'p' && short(el.textContent)) out.push('text  ' + short(el.textContent).slice(0, 90));
+}
+return out;
+"""
+
+
+def outline(driver, base: str, rel: str) -> list[str]:
+    """What a reader meets on a page, in order, down to its first code cell whose source is shown."""
+    driver.get(f"{base}/{rel}")
+    time.sleep(0.5)
+    return driver.execute_script(OUTLINE_JS)
+
+
 def screenshot(driver, base: str, rel: str, folder: Path, width: int = 1280) -> Path:
-    """A full-page PNG of one page at ``width`` px."""
+    """A full-page PNG (up to 16000 px tall) of one page in a ``width``-px window (DevTools' capture beyond the
+    viewport: no giant window, which a loaded machine cannot paint within chromedriver's 10-s screenshot limit)."""
+    import base64
+
     folder.mkdir(parents=True, exist_ok=True)
     driver.set_window_size(width, 1024)
     driver.get(f"{base}/{rel}")
     time.sleep(1.0)
-    height = driver.execute_script("return Math.min(document.documentElement.scrollHeight, 12000);")
-    driver.set_window_size(width, max(1024, int(height)))
-    time.sleep(0.5)
+    for _ in range(50):  # let the theme's transitions (the sidebar sliding in) finish first
+        if not driver.execute_script("return document.getAnimations().some(a => a.playState === 'running');"):
+            break
+        time.sleep(0.1)
+    size = driver.execute_script("return [document.documentElement.clientWidth, "
+                                 "Math.min(document.documentElement.scrollHeight, 16000)];")
+    driver.command_executor.client_config.timeout = 600  # ~10 s per 1000 px on a loaded 2-core machine
+    shot = driver.execute_cdp_cmd("Page.captureScreenshot", {
+        "format": "png", "captureBeyondViewport": True,
+        "clip": {"x": 0, "y": 0, "width": int(size[0]), "height": int(size[1]), "scale": 1}})
     path = folder / (rel.replace("/", "_").replace(".html", "") + ".png")
-    driver.save_screenshot(str(path))
-    driver.set_window_size(width, 1024)
+    path.write_bytes(base64.b64decode(shot["data"]))
     return path
 
 
@@ -236,9 +314,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("html", nargs="?", default="book/_build/html")
     ap.add_argument("--chromium", default=os.environ.get("CHROMIUM", "/usr/bin/chromium"))
     ap.add_argument("--chromedriver", default=os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver"))
-    ap.add_argument("--shots", metavar="DIR", help="save full-page screenshots of the --shot-pages here")
-    ap.add_argument("--shot-pages", nargs="*", default=["claims.html"], metavar="PAGE",
-                    help="pages (relative to the HTML folder) to screenshot with --shots")
+    ap.add_argument("--screenshot", "--shots", dest="shots", metavar="DIR",
+                    help="save 1280-px full-page PNGs of the --shot-pages here and print their outlines")
+    ap.add_argument("--shot-pages", nargs="*", default=["claims.html", "executed/p1_localization.html"],
+                    metavar="PAGE", help="pages (relative to the HTML folder) to screenshot with --screenshot")
+    ap.add_argument("--only", nargs="+", default=None, metavar="PAGE",
+                    help="check only these pages (relative to the HTML folder); default: every page")
     args = ap.parse_args(argv)
     root = Path(args.html).resolve()
     if not (root / "index.html").exists():
@@ -248,7 +329,11 @@ def main(argv: list[str] | None = None) -> int:
         if not shutil.which(exe):
             print(f"browser check: {exe} not found (apt-get install -y chromium chromium-driver)", file=sys.stderr)
             return 2
-    all_pages = pages(root)
+    all_pages = pages(root) if not args.only else [root / rel for rel in args.only]
+    absent = [p.relative_to(root).as_posix() for p in all_pages if not p.exists()]
+    if absent:
+        print(f"browser check: no such page(s) {absent} in {root}", file=sys.stderr)
+        return 2
     httpd, base = serve(root)
     profile_dir = tempfile.mkdtemp(prefix="repro-chromium-")
     driver = make_driver(args.chromium, args.chromedriver, profile_dir)
@@ -267,7 +352,14 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"ok   {rel}")
         if args.shots:
             for rel in args.shot_pages:
+                if not (root / rel).exists():
+                    print(f"screenshot {rel}: no such page in {root}")
+                    failed += 1
+                    continue
                 print(f"screenshot {rel} -> {screenshot(driver, base, rel, Path(args.shots))}")
+                print(f"  {rel} from the top down to the first code shown:")
+                for line in outline(driver, base, rel):
+                    print(f"    {line}")
     finally:
         driver.quit()
         httpd.shutdown()

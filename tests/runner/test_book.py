@@ -343,3 +343,16 @@ def test_keys_of_notebooks_without_inputs_are_unchanged():
     old = hashlib.sha256(json.dumps({"notebook": notebook_path("p1_localization").read_text(), "params": params,
                                      "profile": "smoke", "src": "fp"}, sort_keys=True).encode()).hexdigest()[:20]
     assert cache_key("p1_localization", "smoke", params, "fp") == old
+
+
+def test_build_info_says_what_ran_from_the_results_and_records():
+    from repro.runner.build import build_info_markdown
+    from repro.runner.execute import RunResult
+
+    results = {"p1_a": {"meta": {"device": "cpu"}, "claims": []}, "p2_b": {"meta": {"device": "cpu"}, "claims": []}}
+    runs = {"p1_a": RunResult("p1_a", "smoke", "ran", 100.0, "", ""),
+            "p2_b": RunResult("p2_b", "smoke", "cached", 50.0, "", "")}
+    text = build_info_markdown("smoke", results, runs, ["p1_a", "p2_b", "p2_c"], ["p2_c"], built="2026-11-23 22:56 UTC")
+    assert text.startswith("**This build** ran profile **smoke** (`" + PROFILES["smoke"].model + "`) on cpu: ")
+    assert "2 of 3 notebooks, 2 min of notebook execution" in text and "built 2026-11-23 22:56 UTC" in text
+    assert "not executed for this profile: p2_c" in text and text.endswith(".\n")

@@ -21,9 +21,10 @@ has staged ``book/executed/``).
 A notebook is re-executed when the hash of (its source, its parameters, the profile, the code and tables it can
 read: :func:`repro.runner.execute.source_fingerprint`, the data files it reads:
 :data:`repro.runner.notebooks.INPUT_FILES`, e.g. ``results/bench.json`` for the Performance page) changed, or
-when :func:`repro.runner.execute.check_run` finds that its executed copy and results JSON are not the ones the runner recorded after a complete run (a run
-from JupyterLab or plain papermill, another seed, a killed run, a truncated file).  Only such recorded runs are
-staged into ``book/executed``; anything else gets a placeholder page and a one-line notice.
+when :func:`repro.runner.execute.check_run` finds that its executed copy and results JSON are not the ones the
+runner recorded after a complete run (a run from JupyterLab or plain papermill, another seed, a killed run, a
+truncated file).  Only such recorded runs are staged into ``book/executed``; anything else gets a placeholder
+page and a one-line notice.
 """
 
 from __future__ import annotations
@@ -98,6 +99,23 @@ def _placeholder(name: str, profile: str) -> str:
         f"# {notebook_title(name)}\n\n```{{note}}\nThis notebook was not executed for the `{profile}` profile in this "
         f"build. Run `repro book --profile {profile} --only {name}` to execute it.\n```\n"))
     return nbformat.writes(nb)
+
+
+def build_info_markdown(profile: str, results: dict[str, dict[str, Any]], runs: dict[str, RunResult],
+                        names: list[str], missing: list[str], built: str | None = None) -> str:
+    """The intro's "what this build ran" line: profile and model, device(s), how many notebooks ran and how long
+    their execution took (the runner's recorded run times), when it was built; all from the results and records."""
+    metas = [r.get("meta") or {} for r in results.values()]
+    devices = sorted({str(m["device"]) for m in metas if m.get("device")})
+    seconds = sum(r.seconds for r in runs.values())
+    minutes = f"{seconds / 60:.0f} min" if seconds >= 90 else f"{seconds:.0f} s"
+    built = built or utc_now()[:16].replace("T", " ") + " UTC"
+    line = (f"**This build** ran profile **{profile}** (`{PROFILES[profile].model}`)"
+            + (f" on {', '.join(devices)}" if devices else "")
+            + f": {len(runs)} of {len(names)} notebooks, {minutes} of notebook execution in all (the recorded run "
+            f"time of each, on the machine that ran it); built {built}"
+            + (f"; not executed for this profile: {', '.join(missing)}" if missing else "") + ".")
+    return line + "\n"
 
 
 def run_jupyter_book(warnings_as_errors: bool = False, log: Callable[[str], None] = print) -> float:
@@ -196,15 +214,14 @@ def build_book(profile: str = "cpu", only: Iterable[str] | None = None, jobs: in
             raise BuildError(f"build stopped: results of notebook {name!r} are invalid: {e}") from None
         _copy_if_changed(executed, staged / f"{name}.ipynb")
 
+    built = utc_now()[:16].replace("T", " ")
     claims = claims_page_markdown(profile, results, names, model=PROFILES[profile].description,
-                                  titles={n: notebook_title(n) for n in names}, built=utc_now()[:16].replace("T", " "),
+                                  titles={n: notebook_title(n) for n in names}, built=built,
                                   seconds={n: r.seconds for n, r in runs.items()}, executed_dir=staged)
     _write_if_changed(staged / "claims_body.md", claims + "\n")
     n_claims = sum(len(r["claims"]) for r in results.values())
-    info = [f"This build: profile **{profile}** ({PROFILES[profile].description}); built {utc_now()[:10]}; "
-            f"{len(runs)} of {len(names)} notebooks executed"
-            + (f", {len(missing)} not executed for this profile ({', '.join(missing)})" if missing else "") + "."]
-    _write_if_changed(staged / "build_info.md", "\n".join(info) + "\n")
+    _write_if_changed(staged / "build_info.md", build_info_markdown(profile, results, runs, names, missing,
+                                                                       built + " UTC"))
     log(f"claims page: {n_claims} claims from {len(results)} results files")
 
     ordered = [runs[nm] for nm in names if nm in runs]
