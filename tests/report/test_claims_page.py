@@ -69,6 +69,6 @@ def test_formatting_helpers():
     assert one_line("Grafts recover >95% of FT (Fig. 2). Second sentence.") == "Grafts recover >95% of FT (Fig. 2)."
     assert one_line("word " * 50, width=20).endswith("…") and len(one_line("word " * 50, width=20)) <= 22
     assert fmt_number(0.97123) == "0.971" and fmt_number(-20.04) == "-20.0" and fmt_number(1234.5) == "1234"
-    assert ci_text(None) == "no CI"
+    assert ci_text(None) == "point rule, no CI"
     assert tally([_claim("p1-fig2-x", "holds"), {"holds": None}]) == {"holds": 1, "does-not-hold": 0,
                                                                        "inconclusive": 0, "not-testable": 1}

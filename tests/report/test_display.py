@@ -30,6 +30,7 @@ def test_style_table_overrides_and_index():
 def test_glue_formats_and_returns_text():
     assert glue("x_pct", 0.9231, "fraction") == "92.3%"
     assert glue("x_delta", -2.0, "signed") == fmt_signed(-2.0) == "−2.0"
+    assert fmt_signed(-0.04) == fmt_signed(0.0) == "±0.0"  # no negative zero
     with pytest.raises(ValueError, match="unknown"):
         glue("x", 1, "weird")
 

@@ -65,7 +65,7 @@ def fmt_number(x: float) -> str:
 def ci_text(evidence: Mapping[str, Any] | None) -> str:
     """``0.97 [0.95, 0.99] ≥ 0.95 · n 872 · 3 seeds`` (the statistic, its 95 % CI, the bound, the data size)."""
     if not evidence:
-        return "no CI"
+        return "point rule, no CI"
     return (f"{fmt_number(evidence['statistic'])} [{fmt_number(evidence['ci_low'])}, "
             f"{fmt_number(evidence['ci_high'])}] {op_symbol(evidence)} {fmt_number(evidence['margin'])} · "
             f"n {evidence['n_examples']} · {seeds_text(evidence['seeds'])}")
@@ -146,7 +146,7 @@ def claim_row(claim: Mapping[str, Any], notebook: str, executed: Path | None = N
     ours, paper = md_escape(claim.get("ours")), md_escape(claim.get("paper"))
     title = (f"{BADGE[verdict]} `{claim['id']}` {md_escape(one_line(claim['text']))} "
              f'<span class="claim-meta">ours {md_escape(one_line(str(claim.get("ours") or "—"), 70))} · paper '
-             f'{md_escape(one_line(str(claim.get("paper") or "—"), 60))} · CI {md_escape(ci_text(claim.get("evidence")))}'
+             f'{md_escape(one_line(str(claim.get("paper") or "—"), 60))} · {"CI " if claim.get("evidence") else ""}{md_escape(ci_text(claim.get("evidence")))}'
              f"</span>")
     body = [f"**Claim.** {md_escape(claim['text'])}", "",
             f"**Paper:** {paper}  ", f"**Ours:** {ours}  ",

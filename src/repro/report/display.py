@@ -51,7 +51,10 @@ def fmt_sparsity(v: Any) -> str:
 
 def fmt_signed(v: Any, digits: int = 1) -> str:
     """A difference with its sign, ``+1.2`` / ``−0.4``."""
-    return "—" if _missing(v) else f"{float(v):+.{digits}f}".replace("-", "−")
+    if _missing(v):
+        return "—"
+    text = f"{float(v):+.{digits}f}"
+    return ("±" + text[1:]) if float(text) == 0 else text.replace("-", "−")  # no "−0.0"
 
 
 def fmt_float(v: Any) -> str:
