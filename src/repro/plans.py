@@ -26,7 +26,11 @@ class ChapterPlan:
         clean = {k: (tuple(v) if isinstance(v, list) else v) for k, v in given.items() if v is not None}
         if "n_seeds" in clean and int(clean["n_seeds"]) < 1:
             raise ValueError(f"n_seeds must be >= 1, got {clean['n_seeds']}")
-        return replace(self, **clean)  # type: ignore[type-var]
+        return replace(self, **self._checked(clean))  # type: ignore[type-var]
+
+    def _checked(self, clean: dict[str, Any]) -> dict[str, Any]:
+        """A plan's own conversions and checks of the given values (none by default)."""
+        return clean
 
     def seeds(self, profile: Profile, first: int) -> list[int]:
         """``n_seeds`` seeds: the profile's list from ``first`` on (just ``first`` if it is not listed), then

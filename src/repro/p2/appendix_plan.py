@@ -8,14 +8,15 @@ whole test split, P1's graft steps).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, replace
 from typing import Any, Sequence
 
+from repro.plans import ChapterPlan
 from repro.profiles import Profile
 
 
 @dataclass(frozen=True)
-class AppendixPlan:
+class AppendixPlan(ChapterPlan):
     """Sparsities, tasks, evaluation sizes and graft settings of P2 Figs. 8-9 and the beyond-the-paper sections."""
 
     sparsities: tuple[float, ...] = (0.0, 0.9, 0.99)  #: Fig. 8 TaLoS sparsities k (0: non-linear FT)
@@ -25,21 +26,15 @@ class AppendixPlan:
     graft_steps: int = 2                       #: P1 graft optimization steps (P1 uses 100)
     alpha_stride: int = 1                      #: every n-th α of the task-arithmetic protocol's grid
 
-    def with_overrides(self, **given: Any) -> "AppendixPlan":
-        """This plan with every ``given`` value that is not None or empty (the notebook's parameters)."""
-        names = {f.name for f in fields(self)}
-        unknown = set(given) - names
-        if unknown:
-            raise ValueError(f"unknown plan fields {sorted(unknown)}; an AppendixPlan has {sorted(names)}")
-        clean: dict[str, Any] = {k: v for k, v in given.items() if v is not None and v != "" and v != []}
+    def _checked(self, clean: dict[str, Any]) -> dict[str, Any]:
+        """Empty values keep the plan's; TaLoS sparsities must lie in [0, 1)."""
+        clean = {k: v for k, v in clean.items() if v != "" and v != ()}
         if "sparsities" in clean:
             clean["sparsities"] = tuple(float(k) for k in clean["sparsities"])
             bad = [k for k in clean["sparsities"] if not 0.0 <= k < 1.0]
             if bad:
                 raise ValueError(f"TaLoS sparsities must lie in [0, 1), got {bad}")
-        if "ablation_tasks" in clean:
-            clean["ablation_tasks"] = tuple(clean["ablation_tasks"])
-        return replace(self, **clean)
+        return clean
 
     def alphas(self, protocol_alphas: Sequence[float]) -> list[float]:
         """The α grid of Fig. 8 / beyond: every ``alpha_stride``-th α of the protocol's grid."""

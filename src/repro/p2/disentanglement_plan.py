@@ -8,18 +8,19 @@ examples), ``cpu`` (a 5 × 5 grid on 24 examples per task, Figs. 3/6 on 48), any
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
 from repro.p2.linear_regime import snapshot_steps
 from repro.p2.methods import p2_recipe
+from repro.plans import ChapterPlan
 from repro.profiles import Profile
 
 
 @dataclass(frozen=True)
-class DisentanglementPlan:
+class DisentanglementPlan(ChapterPlan):
     """Grid, evaluation sizes and drift checkpoints of P2 Figs. 2, 3, 6 and 7."""
 
     pairs: tuple[tuple[str, str], ...] = ()   #: Fig. 2 task pairs (default: the first two disjoint pairs of tasks)
@@ -30,13 +31,9 @@ class DisentanglementPlan:
     drift_steps: tuple[int, ...] = (1, 2, 5)  #: Fig. 7 checkpoints (optimizer steps)
     drift_examples: int = 4                   #: Fig. 7 examples (paper: 2048; we use 256)
 
-    def with_overrides(self, **given: Any) -> "DisentanglementPlan":
-        """This plan with every ``given`` value that is not None or empty (the notebook's parameters)."""
-        names = {f.name for f in fields(self)}
-        unknown = set(given) - names
-        if unknown:
-            raise ValueError(f"unknown plan fields {sorted(unknown)}; a DisentanglementPlan has {sorted(names)}")
-        clean: dict[str, Any] = {k: v for k, v in given.items() if v is not None and v != "" and v != []}
+    def _checked(self, clean: dict[str, Any]) -> dict[str, Any]:
+        """Empty values keep the plan's; pairs must name two tasks; drift steps are integers."""
+        clean = {k: v for k, v in clean.items() if v != "" and v != ()}
         if "pairs" in clean:
             clean["pairs"] = tuple(tuple(p) for p in clean["pairs"])
             bad = [p for p in clean["pairs"] if len(p) != 2]
@@ -44,7 +41,7 @@ class DisentanglementPlan:
                 raise ValueError(f"each Fig. 2 pair names two tasks, got {bad}; e.g. [['SST-2', 'AGNews']]")
         if "drift_steps" in clean:
             clean["drift_steps"] = tuple(int(s) for s in clean["drift_steps"])
-        return replace(self, **clean)
+        return clean
 
     @property
     def grid(self) -> list[float]:
