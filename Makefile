@@ -6,7 +6,7 @@
 PYTHON      ?= python3
 VENV        ?= .venv
 PROFILE     ?= cpu
-JOBS        ?= 1
+JOBS        ?= 2
 TORCH_PIN   ?= torch==2.14.1 torchvision==0.29.1
 # extra pip arguments for the torch step, e.g. a CPU-only wheel index of your choice
 TORCH_PIP_ARGS ?=

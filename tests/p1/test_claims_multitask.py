@@ -13,7 +13,7 @@ from repro.report.results import Results
 def test_plans_per_profile_and_overrides():
     smoke, cpu, paper = (multitask_plan(get_profile(p)) for p in ("smoke", "cpu", "paper"))
     assert smoke.mt_steps == 20 and cpu.mt_steps == 200 and paper.mt_steps == 8000 and paper.adamw_mt
-    assert set(cpu.group_map()) == {"sentiment", "NLI", "QNLI+QQP"} and len(paper.group_map()) == 5
+    assert set(cpu.group_map()) == {"sentiment", "NLI"} and len(paper.group_map()) == 5
     assert multitask_plan(get_profile("paper-smoke")) == smoke
     p = multitask_plan(get_profile("cpu"), mt_tasks=["SST-2", "CR"], n_eval=None)
     assert p.mt_tasks == ("SST-2", "CR") and p.n_eval == 200 and p.group_map() == {"sentiment": ["SST-2", "CR"]}

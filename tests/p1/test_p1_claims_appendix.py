@@ -105,7 +105,7 @@ def test_plan_fig15_checkpoint_is_intermediate(name, checkpoint):
 
 def test_plan_profiles_and_overrides():
     cpu = appendix_plan(get_profile("cpu"))
-    assert cpu.fish_tasks == ("SST-2", "QNLI") and cpu.large_steps == 3 and cpu.n_eval == 200
+    assert cpu.fish_tasks == ("SST-2",) and cpu.large_steps is None and cpu.n_eval == 200
     assert cpu.large_k == get_profile("cpu").k_shot_large and cpu.fish_k == get_profile("cpu").k_shot
     smoke = appendix_plan(get_profile("smoke"), fish_tasks=["QNLI"], n_eval=None)
     assert smoke.fish_tasks == ("QNLI",) and smoke.n_eval == 64 and smoke.fish_densities == (1e-3, 1e-2, 1e-1)

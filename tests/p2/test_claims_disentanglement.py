@@ -8,6 +8,7 @@ from repro.p2 import claims_disentanglement as cd
 from repro.p2.disentanglement_plan import default_pairs, disentanglement_plan
 from repro.p2.linear_regime import snapshot_steps
 from repro.p2.methods import p2_recipe
+from repro.p2.arithmetic_plan import zoo_tasks
 from repro.profiles import get_profile
 from repro.report.results import Results
 
@@ -90,7 +91,7 @@ def test_fig7_gradient():
 def test_plan_matches_the_former_notebook_defaults(name):
     profile = get_profile(name)
     plan = disentanglement_plan(profile)
-    tasks = list(profile.p2_tasks)
+    tasks = zoo_tasks(profile)  # the §5.1 zoo's tasks (cpu: 3 of 6)
     former = {"smoke": (3, 8, 16, (1, 2, 5), 4), "cpu": (5, 24, 48, (1, 3, 10, 30), 12),
               "paper": (20, 2048, 0, tuple(snapshot_steps(p2_recipe(profile).steps, 8)), 256)}[profile.plan]
     assert (plan.grid_points, plan.n_grid, plan.n_eval, plan.drift_steps, plan.drift_examples) == former

@@ -92,3 +92,18 @@ def test_run_reports_cells_records_durations_and_leaves_no_tqdm_warning(tmp_path
     lines.clear()
     run_notebook(str(nb), "smoke", output_dir=tmp_path / "out", log=lines.append)  # second run: an estimate
     assert "left (last run" in lines[0]
+
+
+def test_parallel_build_starts_a_notebook_only_after_the_one_whose_artifacts_it_reuses():
+    from repro.runner.execute import ready_jobs
+    from repro.runner.notebooks import RUNS_AFTER, book_notebooks, schedule_order
+
+    after = {"b": ["a"], "c": ["a", "b"]}
+    assert ready_jobs(["a", "b", "c", "d"], after, set()) == ["a", "d"]
+    assert ready_jobs(["b", "c", "d"], after, {"a"}) == ["b", "d"]
+    assert ready_jobs(["c"], after, {"a", "b"}) == ["c"]
+    # the book's dependencies name real notebooks, and the heads of the long chains start first
+    names = book_notebooks()
+    assert all(n in names and all(d in names for d in ds) for n, ds in RUNS_AFTER.items())
+    order = schedule_order(names)
+    assert order[:2] == ["p1_localization", "p2_task_arithmetic"] and sorted(order) == sorted(names)

@@ -50,11 +50,11 @@ def multitask_plan(profile: Profile, **overrides: Any) -> MultitaskPlan:
     if profile.plan == "smoke":
         plan = MultitaskPlan()
     elif profile.plan == "cpu":
-        plan = MultitaskPlan(mt_tasks=("SST-2", "CR", "MNLI", "SNLI", "QNLI", "QQP"), mt_steps=200,
+        # 4 of the paper's 8 tasks: its two similar pairs (a breadth cut for the 90-minute book, issue 15)
+        plan = MultitaskPlan(mt_tasks=("SST-2", "CR", "MNLI", "SNLI"), mt_steps=200,
                              mt_graft_steps=4, mt_graft_lr=1e8, mt_graft_examples=64, n_eval=200, tune_steps=10,
                              continual_base=profile.graft_base_sparsity, continual_steps=50,
-                             groups=(("sentiment", ("SST-2", "CR")), ("NLI", ("MNLI", "SNLI")),
-                                     ("QNLI+QQP", ("QNLI", "QQP"))))
+                             groups=(("sentiment", ("SST-2", "CR")), ("NLI", ("MNLI", "SNLI"))))
     else:  # paper (and any GPU profile): the paper's setting
         plan = MultitaskPlan(mt_tasks=("SST-2", "CR", "MNLI", "SNLI", "QNLI", "QQP", "MRPC", "AGNews"),
                              mt_steps=8000, region_bases=(0.0, 1e-5, 1e-4), mt_graft_steps=100, mt_graft_lr=1e7,

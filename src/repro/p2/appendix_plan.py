@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, Sequence
 
+from repro.p2.arithmetic_plan import zoo_tasks
 from repro.plans import ChapterPlan
 from repro.profiles import Profile
 
@@ -43,7 +44,7 @@ class AppendixPlan(ChapterPlan):
 
 def appendix_plan(profile: Profile, **overrides: Any) -> AppendixPlan:
     """The profile's plan for the chapter, with the notebook's non-None parameters applied."""
-    tasks = tuple(profile.p2_tasks)
+    tasks = tuple(zoo_tasks(profile))  # the §5.1 zoo's tasks (cpu: 3 of the profile's 6), reused from the store
     base = AppendixPlan(ablation_tasks=tasks[:2], graft_sparsity=float(max(profile.sparsities)))
     if profile.plan == "smoke":
         plan = replace(base, n_test_ablation=32, graft_steps=2, alpha_stride=4)

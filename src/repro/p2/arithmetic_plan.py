@@ -51,4 +51,10 @@ def arithmetic_plan(profile: Profile, **overrides: Any) -> ArithmeticPlan:
     return plan.with_overrides(**overrides)
 
 
-__all__ = ["ArithmeticPlan", "CPU_TASKS", "arithmetic_plan"]
+def zoo_tasks(profile: Profile) -> list[str]:
+    """The tasks the profile's P2 zoo is trained on: those of the §5.1 plan (cpu: :data:`CPU_TASKS`), which the
+    P2 chapters after it (Figs. 2-3, 6-9) reuse from the artifact store instead of training more tasks."""
+    return arithmetic_plan(profile).task_list(profile)
+
+
+__all__ = ["ArithmeticPlan", "CPU_TASKS", "arithmetic_plan", "zoo_tasks"]

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from repro.p2.arithmetic_plan import zoo_tasks
 from repro.p2.linear_regime import snapshot_steps
 from repro.p2.methods import p2_recipe
 from repro.plans import ChapterPlan
@@ -59,7 +60,7 @@ def default_pairs(tasks: list[str]) -> tuple[tuple[str, str], ...]:
 
 def disentanglement_plan(profile: Profile, **overrides: Any) -> DisentanglementPlan:
     """The profile's plan for the chapter, with the notebook's non-None parameters applied."""
-    tasks = list(profile.p2_tasks)
+    tasks = zoo_tasks(profile)  # the §5.1 zoo's tasks (cpu: 3 of the profile's 6), reused from the store
     base = DisentanglementPlan(pairs=default_pairs(tasks), drift_task=tasks[0])
     if profile.plan == "smoke":
         plan = base

@@ -51,6 +51,27 @@ def book_notebooks() -> list[str]:
     return names
 
 
+#: notebooks that reuse another notebook's artifacts (the same cached fine-tuned models, grafts or P2 zoo): in a
+#: parallel build (``--jobs`` > 1) they start only after it has finished, so the two never train the same model
+#: side by side (the store's file lock would make one wait idle instead).  Measured costs on 2 cores are in README.
+RUNS_AFTER: dict[str, tuple[str, ...]] = {
+    "p1_calibration_ood": ("p1_localization",),
+    "p1_appendix": ("p1_localization",),
+    "p1_multitask_continual": ("p1_localization",),
+    "p2_structure_cost": ("p2_task_arithmetic",),
+    "p2_disentanglement": ("p2_task_arithmetic",),
+    "p2_appendix": ("p2_task_arithmetic",),
+}
+
+#: in a parallel build, the notebooks that head the longest chains start first (the rest keep the book's order)
+STARTS_FIRST: tuple[str, ...] = ("p1_localization", "p2_task_arithmetic")
+
+
+def schedule_order(names: list[str]) -> list[str]:
+    """``names`` in the order a parallel build starts them: :data:`STARTS_FIRST`, then the book's order."""
+    return sorted(names, key=lambda n: (STARTS_FIRST.index(n) if n in STARTS_FIRST else len(STARTS_FIRST)))
+
+
 def list_notebooks() -> list[str]:
     """Every runnable notebook: the book's (toc order), then any other ``notebooks/*.md``."""
     names = book_notebooks()
