@@ -62,18 +62,62 @@ def test_wise_claim_needs_both_id_and_ood():
     assert cc.fig7e_wise(Results("t", "smoke"), low_id, best)["verdict"] == "does-not-hold"
 
 
-def _ood(source, target, label, acc):
-    return {"source": source, "target": target, "split": "OOD", "label": label, "acc": acc, "ece": None}
+def _correct(acc, n=400, seed=0):
+    """0/1 correctness of n examples with accuracy ``acc`` (shuffled, exact count)."""
+    k = np.zeros(n, dtype=np.uint8)
+    k[: round(acc * n)] = 1
+    return np.random.default_rng(seed).permutation(k)
 
 
-def test_ood_gap_and_bitfit_rules():
-    runs = [_ood("QNLI", "MNLI", "Grafting", 0.60), _ood("QNLI", "MNLI", "FT", 0.52),
-            _ood("QNLI", "SNLI", "Grafting", 0.58), _ood("QNLI", "SNLI", "FT", 0.55),
-            _ood("QNLI", "SNLI", "BitFit", 0.50)]
+def _ood_runs(accs, n=400):
+    """An OodRuns with per-example correctness of the given {(source, target, label): accuracy}; the models of one
+    (source, target) get nested correct sets (one shuffled order), as real models on the same examples correlate."""
+    from repro.p1.calibration_runs import OodRuns
+
+    sets = sorted({(s, t) for s, t, _ in accs})
+    return OodRuns(correct={(s, t, m): _correct(a, n, seed=sets.index((s, t))) for (s, t, m), a in accs.items()})
+
+
+def test_ood_gap_and_bitfit_rules_decide_on_the_paired_ci():
+    runs = _ood_runs({("QNLI", "MNLI", "Grafting"): 0.70, ("QNLI", "MNLI", "FT"): 0.52,
+                      ("QNLI", "SNLI", "Grafting"): 0.68, ("QNLI", "SNLI", "FT"): 0.55,
+                      ("QNLI", "SNLI", "BitFit"): 0.50, ("QNLI", "MNLI", "Graft re-training"): 0.69,
+                      ("QNLI", "SNLI", "Graft re-training"): 0.67})
     gap = cc.fig7_ood_gap(Results("t", "smoke"), runs, [("QNLI", "MNLI"), ("QNLI", "SNLI")])
-    assert gap["verdict"] == "holds"  # mean (8 + 3) / 2 = 5.5 >= 5
-    assert cc.table3_bitfit_ood(Results("t", "smoke"), runs)["verdict"] == "holds"  # 58 - 50 >= 5
+    assert gap["verdict"] == "holds" and gap["evidence"]["ci_low"] >= 5.0  # +15.5 points on 800 examples
+    assert gap["evidence"]["n_examples"] == 800 and gap["evidence"]["seeds"] == 1
+    bitfit = cc.table3_bitfit_ood(Results("t", "smoke"), runs)
+    assert bitfit["verdict"] == "holds" and bitfit["evidence"]["statistic"] == pytest.approx(18.0)
+    # graft − re-train = +1 point, and the nested models differ on few examples: the CI lies below the +2 margin
+    retrain = cc.table3_retrain_ood(Results("t", "smoke"), runs, ["MNLI", "SNLI"])
+    assert retrain["verdict"] == "does-not-hold" and retrain["evidence"]["ci_high"] < 2.0
     assert cc.fig7_ood_gap(Results("t", "smoke"), runs, [])["verdict"] == "not-testable"
+
+
+def test_small_shift_needs_every_target_below_five_points():
+    runs = _ood_runs({("SST-2", "IMDb", "Grafting"): 0.80, ("SST-2", "IMDb", "FT"): 0.80,
+                      ("SST-2", "Yelp", "Grafting"): 0.81, ("SST-2", "Yelp", "FT"): 0.80})
+    assert cc.fig7_small_shift(Results("t", "smoke"), runs, ["IMDb", "Yelp"])["verdict"] == "holds"
+    runs.correct[("SST-2", "Yelp", "Grafting")] = _correct(0.95, seed=1)  # +15 points on Yelp
+    c = cc.fig7_small_shift(Results("t", "smoke"), runs, ["IMDb", "Yelp"])
+    assert c["verdict"] == "does-not-hold" and "Yelp" in c["note"]
+
+
+def test_table1_calibration_bootstraps_the_ece_differences():
+    from repro.p1.calibration_runs import OodRuns
+
+    rng = np.random.default_rng(0)
+    correct = (rng.random(500) < 0.8).astype(np.uint8)
+
+    def model(conf):
+        return {"conf": np.full(500, conf), "correct": correct}
+    # accuracy 0.8: ECE = |0.8 − conf|; re-train 1 point, FT 15, graft 2, BitFit 12
+    sc = {("A", "Graft re-training"): model(0.81), ("A", "FT"): model(0.95), ("A", "Grafting"): model(0.82),
+          ("A", "BitFit"): model(0.92)}
+    c = cc.table1_calibration(Results("t", "smoke"), OodRuns(id_scores=sc), ["A"])
+    assert c["verdict"] == "holds" and c["evidence"]["n_examples"] == 500
+    sc[("A", "BitFit")] = model(0.82)  # BitFit as well calibrated as the graft: not worse
+    assert cc.table1_calibration(Results("t", "smoke"), OodRuns(id_scores=sc), ["A"])["verdict"] != "holds"
 
 
 def _per_example(ft_conf, graft_conf, correct, seeds=(13, 21, 42), agree=None):

@@ -10,14 +10,18 @@ several seeds are :func:`repro.p1.calibration.ece_table`.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Mapping
 
+import numpy as np
 import torch
 
+from repro.core.evaluation import score
 from repro.core.masks import Mask
+from repro.p1.calibration import per_example
 from repro.p1.calibration_plan import CalibrationPlan, CalibrationRecipes
 from repro.p1.generalization import bound_terms, train_test_gap
-from repro.p1.ood import OOD_PAIRS, PRINTED_NAME, ood_accuracy
+from repro.p1.ood import OOD_PAIRS, PRINTED_NAME, ood_accuracy, ood_correct
 from repro.p1.peft_baselines import adapter_applied, adapter_params, adapter_run, budget_pct, lora_params, lora_run
 from repro.report.comparison import attach_printed
 from repro.report.results import pct
@@ -71,16 +75,36 @@ class ChapterModels:
         return models
 
 
-def ood_runs(models: ChapterModels) -> list[dict]:
+@dataclass
+class OodRuns:
+    """P1 Table 3 / Fig. 7 runs: ``rows`` (one per source, target and model: accuracy, and the ID ECE) and the
+    per-example arrays behind them, for the claims' paired bootstraps: ``correct[(source, target, label)]`` (0/1 on
+    the same ``plan.n_eval`` examples for every model of a source) and ``id_scores[(source, label)]`` = per-example
+    ``conf`` / ``correct`` on the full ID test set (the ECE)."""
+
+    rows: list[dict] = field(default_factory=list)
+    correct: dict[tuple[str, str, str], np.ndarray] = field(default_factory=dict)
+    id_scores: dict[tuple[str, str], dict[str, np.ndarray]] = field(default_factory=dict)
+
+
+def ood_runs(models: ChapterModels) -> OodRuns:
     """P1 Table 3 / Fig. 7: ID and OOD accuracy of every model of every source (``plan.n_eval`` examples per
     set), and the ID ECE on the full test set (Table 1's calibration columns; not for the sweep's extra sizes)."""
-    wb, plan, out = models.wb, models.plan, []
+    wb, plan, out = models.wb, models.plan, OodRuns()
     for s in plan.ood_sources:
+        metric = wb.model.specs[s].metric
         for m, (ov, sp) in models.ood_models(s).items():
-            acc = ood_accuracy(wb, s, list(OOD_PAIRS[s]), ov, limit=plan.n_eval)
-            id_ece = wb.evaluate(s, "test", ov)["ece"] if "@" not in m else None
-            out += [{"source": s, "target": t, "split": "ID" if t == s else "OOD", "method": m.split("@")[0],
-                     "label": m, "sparsity": sp, "acc": a, "ece": id_ece if t == s else None} for t, a in acc.items()]
+            correct = ood_correct(wb, s, list(OOD_PAIRS[s]), ov, limit=plan.n_eval)
+            id_ece = None
+            if "@" not in m:
+                pred = wb.predict(s, "test", ov)
+                out.id_scores[(s, m)] = per_example(pred)
+                id_ece = score(pred, metric)["ece"]
+            for t, c in correct.items():
+                out.correct[(s, t, m)] = c
+                out.rows.append({"source": s, "target": t, "split": "ID" if t == s else "OOD",
+                                 "method": m.split("@")[0], "label": m, "sparsity": sp, "acc": float(c.mean()),
+                                 "ece": id_ece if t == s else None})
     return out
 
 
@@ -175,4 +199,4 @@ def gap_table_rows(gap_rows: list[dict]) -> list[dict]:
             for r in gap_rows]
 
 
-__all__ = ["ChapterModels", "gap_runs", "gap_table_rows", "ood_runs", "peft_runs", "peft_tables", "table3_rows"]
+__all__ = ["ChapterModels", "OodRuns", "gap_runs", "gap_table_rows", "ood_runs", "peft_runs", "peft_tables", "table3_rows"]

@@ -1,11 +1,11 @@
 """The claims of P1 §4 (calibration, OOD, PEFT baselines, App. D), one function each.
 
 Every function takes the rows the chapter (``notebooks/p1_calibration_ood.md``) computed, adds one claim to ``res``
-and returns it.  Each docstring quotes the sentence of the paper it tests.  The drivers give one number per model
-and task (ECE, accuracy on a sub-sampled OOD set), not per-example correctness of two models on the same examples,
-so every rule here is a point rule without a CI (each note says so) — except Table 2's ECE reduction and agreement,
-which rest on per-example confidence and correctness of FT and the graft over several seeds
-(:func:`repro.p1.calibration.ece_table`) and are decided on a paired-bootstrap CI.
+and returns it.  Each docstring quotes the sentence of the paper it tests.  Claims comparing models on the same
+examples are decided on a paired-bootstrap CI: Table 2's ECE reduction and agreement (per-example confidence and
+correctness of FT and the graft over several seeds, :func:`repro.p1.calibration.ece_table`), Table 1's ECE and the
+Table 3 / Fig. 7 OOD comparisons (per-example results of :func:`repro.p1.calibration_runs.ood_runs`).  The rest
+(WiSE, PEFT, Fig. 6, App. D) give one number per model and task and are point rules (each note says so).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from repro.p1.calibration import ece_from_confidence
+from repro.p1.calibration_runs import OodRuns
 from repro.report.results import Results
 from repro.report.verdicts import N_RESAMPLES, Evidence, combine_all, compare, decide, paired_bootstrap
 
@@ -121,74 +122,112 @@ def fig6_confidence(res: Results, cal_rows: Rows, hist_rows: Rows, task: str) ->
              f"CI (the CIs of the ECE reduction are in p1-table2-ece-reduction)")
 
 
-def table1_calibration(res: Results, ood_runs: Rows, sources: Sequence[str]) -> dict:
+def _ece_difference(a: Mapping[str, np.ndarray], b: Mapping[str, np.ndarray], op: str,
+                    n_resamples: int = N_RESAMPLES) -> tuple[str, Evidence]:
+    """``ECE(a) − ECE(b)`` in points ``op`` 0 from per-example ``conf`` / ``correct`` of two models on the same test
+    examples, its CI from a paired bootstrap (ECE recomputed on each resample)."""
+    def stat(ca: np.ndarray, ka: np.ndarray, cb: np.ndarray, kb: np.ndarray) -> float:
+        return 100.0 * (ece_from_confidence(ca, ka) - ece_from_confidence(cb, kb))
+    arrays = [a["conf"], a["correct"], b["conf"], b["correct"]]
+    est, lo, hi = paired_bootstrap(arrays, stat, n_resamples=n_resamples)
+    ev = Evidence(n_examples=int(np.asarray(a["conf"]).size), seeds=1, statistic=est, ci_low=lo, ci_high=hi,
+                  margin=0.0, op=op, test=f"paired bootstrap over test examples, {n_resamples} resamples, 95% CI of "
+                                        f"the ECE difference (points)")
+    return decide(lo, hi, op, 0.0), ev
+
+
+def table1_calibration(res: Results, runs: OodRuns, sources: Sequence[str]) -> dict:
     """"re-training the graft region keeps the calibration benefit, BitFit does not" (Table 1 ECE columns):
-    on every source task the re-trained graft's ECE < FT's and BitFit's ECE > the graft's."""
-    cal = {(r["source"], r["label"]): r["ece"] for r in ood_runs if r["split"] == "ID" and r["ece"] is not None}
-    ok = all(cal[(s, "Graft re-training")] < cal[(s, "FT")] and cal[(s, "BitFit")] > cal[(s, "Grafting")]
-             for s in sources)
+    on every source task the re-trained graft's ECE < FT's and BitFit's ECE > the graft's (paired bootstrap of each
+    ECE difference over the full ID test set)."""
+    sc = runs.id_scores
+    parts = {}
+    for s in sources:
+        parts[f"{s} re-train − FT"] = _ece_difference(sc[(s, "Graft re-training")], sc[(s, "FT")], "<")
+        parts[f"{s} BitFit − graft"] = _ece_difference(sc[(s, "BitFit")], sc[(s, "Grafting")], ">")
+    verdict, ev, worst = combine_all(parts)
+
+    def ece(s: str, m: str) -> float:
+        return 100 * ece_from_confidence(sc[(s, m)]["conf"], sc[(s, m)]["correct"])
     return res.add_claim(
         "p1-table1-calibration",
         "Re-training the graft region keeps the good calibration; BitFit is much worse calibrated than grafting.",
         paper="Table 1 ECE columns",
-        ours="; ".join(f"{s}: ECE FT {100 * cal[(s, 'FT')]:.1f}, graft {100 * cal[(s, 'Grafting')]:.1f}, re-train "
-                       f"{100 * cal[(s, 'Graft re-training')]:.1f}, BitFit {100 * cal[(s, 'BitFit')]:.1f}"
-                       for s in sources),
-        holds=bool(ok), note=f"holds if the re-trained graft beats FT and BitFit is worse than the graft, on every "
-                             f"source task; {POINT}")
+        ours="; ".join(f"{s}: ECE FT {ece(s, 'FT'):.1f}, graft {ece(s, 'Grafting'):.1f}, re-train "
+                       f"{ece(s, 'Graft re-training'):.1f}, BitFit {ece(s, 'BitFit'):.1f}" for s in sources),
+        verdict=verdict, evidence=ev,
+        note=f"holds if, on every source task, the 95% CI of ECE(re-trained graft) − ECE(FT) lies below 0 and that "
+             f"of ECE(BitFit) − ECE(graft) above 0 (paired bootstrap over the test examples, one seed); the evidence "
+             f"shown is the deciding comparison's ({worst})")
 
 
-def _ood_acc(ood_runs: Rows, source: str, target: str, label: str) -> float:
-    """OOD accuracy (points) of one model of the sweep."""
-    return 100 * next(r["acc"] for r in ood_runs if r["split"] == "OOD" and r["source"] == source
-                      and r["target"] == target and r["label"] == label)
+def _pooled(runs: OodRuns, pairs: Sequence[tuple[str, str]], label: str) -> np.ndarray:
+    """``[1, examples]`` 0/1 correctness of one model, the OOD examples of ``pairs`` (source, target) pooled."""
+    return np.concatenate([runs.correct[(s, t, label)] for s, t in pairs])[None, :].astype(float)
 
 
-def table3_retrain_ood(res: Results, ood_runs: Rows, targets: Sequence[str]) -> dict:
+def _gap_text(runs: OodRuns, pairs: Sequence[tuple[str, str]], a: str, b: str) -> str:
+    return "; ".join(f"{s}→{t}: {100 * (runs.correct[(s, t, a)].mean() - runs.correct[(s, t, b)].mean()):+.1f}"
+                     for s, t in pairs)
+
+
+def table3_retrain_ood(res: Results, runs: OodRuns, targets: Sequence[str]) -> dict:
     """"for NLI, re-training the graft region is about 5 % worse out of distribution" (Table 3): the graft beats
-    its re-training by ≥ 2 points on average over the QNLI → targets pairs."""
-    nli = [(t, _ood_acc(ood_runs, "QNLI", t, "Grafting"), _ood_acc(ood_runs, "QNLI", t, "Graft re-training"))
-           for t in targets]
-    d = _mean([g - r for _, g, r in nli])
+    its re-training by ≥ 2 points on the QNLI → targets examples (pooled), paired bootstrap."""
+    pairs = [("QNLI", t) for t in targets]
+    verdict, ev = compare(_pooled(runs, pairs, "Grafting"), _pooled(runs, pairs, "Graft re-training"),
+                          kind="difference", scale=100, op=">=", margin=2.0)
     return res.add_claim("p1-table3-retrain-ood", "For NLI, re-training the graft region is about 5% worse out of "
                          "distribution than grafting.", paper="about 5% worse",
-                         ours="; ".join(f"QNLI→{t}: graft {g:.1f}, re-train {r:.1f}" for t, g, r in nli),
-                         holds=bool(d >= 2.0),
-                         note=f"holds if the graft beats its re-training by >= 2 points on average; {POINT}")
+                         ours=f"graft − re-train OOD accuracy {_gap_text(runs, pairs, 'Grafting', 'Graft re-training')}",
+                         verdict=verdict, evidence=ev,
+                         note="holds if the 95% CI of graft − re-trained graft OOD accuracy (points, the QNLI → "
+                              "MNLI/SNLI examples pooled) lies above +2; paired bootstrap over the examples")
 
 
-def table3_bitfit_ood(res: Results, ood_runs: Rows) -> dict:
+def table3_bitfit_ood(res: Results, runs: OodRuns) -> dict:
     """"BitFit fails under large shifts (QNLI → SNLI: 57.4 vs 80.1)" (Table 3): BitFit ≥ 5 points below the graft."""
-    g, b = _ood_acc(ood_runs, "QNLI", "SNLI", "Grafting"), _ood_acc(ood_runs, "QNLI", "SNLI", "BitFit")
+    pairs = [("QNLI", "SNLI")]
+    verdict, ev = compare(_pooled(runs, pairs, "Grafting"), _pooled(runs, pairs, "BitFit"), kind="difference",
+                          scale=100, op=">=", margin=5.0)
+    g, b = (100 * runs.correct[("QNLI", "SNLI", m)].mean() for m in ("Grafting", "BitFit"))
     return res.add_claim("p1-table3-bitfit-ood", "BitFit fails under large shifts (QNLI -> SNLI: 57.4 vs 80.1 for "
                          "the graft).", paper="57.4 vs 80.1", ours=f"QNLI→SNLI: BitFit {b:.1f} vs graft {g:.1f}",
-                         holds=bool(g - b >= 5.0), note=f"holds if BitFit is >= 5 points below the graft; {POINT}")
+                         verdict=verdict, evidence=ev,
+                         note="holds if the 95% CI of graft − BitFit OOD accuracy on QNLI → SNLI lies above +5 points; "
+                              "paired bootstrap over the examples")
 
 
-def fig7_ood_gap(res: Results, ood_runs: Rows, pairs: Sequence[tuple[str, str]]) -> dict:
+def fig7_ood_gap(res: Results, runs: OodRuns, pairs: Sequence[tuple[str, str]]) -> dict:
     """"the grafted model for MPQA performs at least 5 % better than the fine-tuned model […] for QNLI again
-    performs around 5 % better" (§4.2, Fig. 7): mean graft − FT OOD accuracy over the large-shift pairs ≥ 5 points
-    (a mean because the QNLI half is "around" 5)."""
-    gaps = {(s, t): _ood_acc(ood_runs, s, t, "Grafting") - _ood_acc(ood_runs, s, t, "FT") for s, t in pairs}
+    performs around 5 % better" (§4.2, Fig. 7): graft − FT OOD accuracy ≥ 5 points on the large-shift pairs'
+    examples pooled (pooled because the QNLI half is "around" 5)."""
+    text = ("Under large shifts (MPQA -> SST-2/Yelp, QNLI -> MNLI/SNLI) the graft is at least 5% better than "
+            "fine-tuning out of distribution.")
+    if not pairs:
+        return res.add_claim("p1-fig7-ood-gap", text, paper=">=5% OOD gap", verdict="not-testable",
+                             note="no large-shift source (MPQA, QNLI) in this profile's plan")
+    verdict, ev = compare(_pooled(runs, pairs, "Grafting"), _pooled(runs, pairs, "FT"), kind="difference",
+                          scale=100, op=">=", margin=5.0)
     return res.add_claim(
-        "p1-fig7-ood-gap",
-        "Under large shifts (MPQA -> SST-2/Yelp, QNLI -> MNLI/SNLI) the graft is at least 5% better than "
-        "fine-tuning out of distribution.", paper=">=5% OOD gap",
-        ours="; ".join(f"{s}→{t}: {v:+.1f}" for (s, t), v in gaps.items()),
-        holds=bool(_mean(list(gaps.values())) >= 5.0) if gaps else None,
-        note="graft − FT OOD accuracy (points); holds if the mean over the large-shift pairs is >= 5 (the 'gap grows "
-             f"with the number of ID samples' part, Fig. 7c, is not run); {POINT}")
+        "p1-fig7-ood-gap", text, paper=">=5% OOD gap", ours=_gap_text(runs, pairs, "Grafting", "FT"),
+        verdict=verdict, evidence=ev,
+        note="graft − FT OOD accuracy (points); holds if its 95% CI on the large-shift pairs' examples pooled lies "
+             "above +5 (paired bootstrap; the 'gap grows with the number of ID samples' part, Fig. 7c, is not run)")
 
 
-def fig7_small_shift(res: Results, ood_runs: Rows, targets: Sequence[str]) -> dict:
+def fig7_small_shift(res: Results, runs: OodRuns, targets: Sequence[str]) -> dict:
     """"when the distribution shift is small (SST-2 → IMDb/Yelp) grafting gives little advantage" (§4.2): no
-    small-shift gain reaches 5 points."""
-    small = {t: _ood_acc(ood_runs, "SST-2", t, "Grafting") - _ood_acc(ood_runs, "SST-2", t, "FT") for t in targets}
+    small-shift gain reaches 5 points (each target's graft − FT below +5 at the upper end of its CI)."""
+    parts = {t: compare(_pooled(runs, [("SST-2", t)], "Grafting"), _pooled(runs, [("SST-2", t)], "FT"),
+                        kind="difference", scale=100, op="<", margin=5.0) for t in targets}
+    verdict, ev, worst = combine_all(parts)
     return res.add_claim("p1-fig7-small-shift", "When the shift is small (SST-2 -> IMDb/Yelp) grafting gives little "
                          "or no advantage over FT.", paper="Fig. 7 / §4.2",
-                         ours="; ".join(f"SST-2→{t}: {v:+.1f}" for t, v in small.items()),
-                         holds=bool(max(small.values()) < 5.0),
-                         note=f"holds if no small-shift gain reaches 5 points; {POINT}")
+                         ours=_gap_text(runs, [("SST-2", t) for t in targets], "Grafting", "FT"),
+                         verdict=verdict, evidence=ev,
+                         note=f"holds if, on every small-shift target, the 95% CI of graft − FT OOD accuracy lies below "
+                              f"+5 points (paired bootstrap over the examples); deciding target {worst}")
 
 
 def fig7e_wise(res: Results, wise: Rows, best: Mapping[str, Mapping[str, Any]], source: str = "QNLI") -> dict:

@@ -17,6 +17,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
+import numpy as np
+import torch
+
 from repro.data import Example, TaskSpec
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -100,20 +103,27 @@ def _limit(examples: Sequence[Example], limit: int | None) -> list[Example]:
     return list(examples) if not limit or len(examples) <= limit else balanced_sample(examples, limit, seed=0)
 
 
+def ood_correct(wb: "Workbench", source: str, targets: Sequence[str], overrides=None, split: str = "test",
+                neutral: str = "drop", limit: int | None = None) -> dict[str, np.ndarray]:
+    """Per-example 0/1 correctness of the source-task model under ``overrides`` on each target's mapped examples,
+    plus the source's own ``split`` under key ``source`` (the ID set): the same examples for every model of the
+    source, so two models' arrays pair for a bootstrap."""
+    sets = {source: _limit(wb.task(source).split(split), limit),
+            **{t: ood_examples(wb, source, t, split, neutral, limit) for t in targets}}
+    out = {}
+    for name, examples in sets.items():
+        if not examples:
+            raise ValueError(f"{source} → {name}: no {split} examples to score (after label mapping)")
+        pred = wb.predict(source, examples=examples, overrides=overrides)
+        out[name] = (pred.preds == pred.labels).to(torch.uint8).cpu().numpy()
+    return out
+
+
 def ood_accuracy(wb: "Workbench", source: str, targets: Sequence[str], overrides=None, split: str = "test",
                  neutral: str = "drop", limit: int | None = None) -> dict[str, float]:
     """Accuracy (fraction) of the source-task model under ``overrides`` on each target, plus the source's own
-    ``split`` accuracy under key ``source`` (the ID number)."""
-    from repro.core.metrics import accuracy
-
-    out = {}
-    id_ex = _limit(wb.task(source).split(split), limit)
-    pred = wb.predict(source, examples=id_ex, overrides=overrides)
-    out[source] = accuracy(pred.preds, pred.labels)
-    for t in targets:
-        pred = wb.predict(source, examples=ood_examples(wb, source, t, split, neutral, limit), overrides=overrides)
-        out[t] = accuracy(pred.preds, pred.labels)
-    return out
+    ``split`` accuracy under key ``source`` (the ID number): the means of :func:`ood_correct`."""
+    return {t: float(c.mean()) for t, c in ood_correct(wb, source, targets, overrides, split, neutral, limit).items()}
 
 
 def wise_curve(wb: "Workbench", source: str, targets: Sequence[str], vector: Mapping, alphas: Sequence[float],
