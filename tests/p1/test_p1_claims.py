@@ -90,15 +90,97 @@ def test_table1_claims_pair_examples_and_state_sizes():
     assert c2.table1_retrain(Results("p1_localization", "smoke"), {}, "sgd")["verdict"] == "not-testable"
 
 
-def test_fig3_4_5_rules():
+def _ci_fields(claim: dict) -> dict:
+    ev = claim["evidence"]
+    assert {"n_examples", "seeds", "statistic", "ci_low", "ci_high", "margin", "test", "op"} <= set(ev)
+    assert ev["ci_low"] <= ev["statistic"] <= ev["ci_high"] and ev["seeds"] == 1 and ev["n_examples"] == 200
+    return ev
+
+
+def test_fig3_ratio_of_linear_head_graft_to_its_ft():
+    lin = "standard FT (linear head)"
+    refs = [{"task": "SST-2", "label": lin, "model": "FT", "acc": 0.9, "correct": _ones(180)},
+            {"task": "SST-2", "label": lin, "model": "pre-trained", "acc": 0.5, "correct": _ones(100)}]
+
+    def claim(n_right: int) -> dict:
+        rows = [dict(_curve_row("SST-2", "learned", _ones(n_right), 120), label=lin),
+                dict(_curve_row("SST-2", "learned", _ones(60), 120), label="frozen zero-shot head")]  # no FT ref
+        return c2.fig3_standard_ft(Results("p1_localization", "smoke"), rows, refs)
+
+    ok = claim(178)  # 178/180 = 98.9 %, paired
+    ev = _ci_fields(ok)
+    assert ok["verdict"] == "holds" and ev["statistic"] == pytest.approx(178 / 180) and ev["op"] == ">="
+    assert ev["margin"] == 0.95 and ev["ci_low"] >= 0.95 and "ratio" in ev["test"] and "SST-2 at 0.1%" in ok["note"]
+    bad = claim(120)  # 66.7 %
+    assert bad["verdict"] == "does-not-hold" and _ci_fields(bad)["ci_high"] < 0.95
+    mid = claim(171)  # exactly 95 %: the CI straddles the margin
+    ev = _ci_fields(mid)
+    assert mid["verdict"] == "inconclusive" and ev["ci_low"] < 0.95 < ev["ci_high"]
+    assert c2.fig3_standard_ft(Results("p1_localization", "smoke"), [], refs)["verdict"] == "not-testable"
+
+
+def test_fig4b_zero_outside_accuracy_bounded_by_chance_plus_10():
+    def claim(n_right: int) -> dict:
+        rows = [{"task": "SST-2", "method": "zero_outside", "target_density": 0.1, "acc": 0.45, "correct": _ones(90)},
+                {"task": "SST-2", "method": "zero_outside", "target_density": 0.9, "acc": n_right / 200,
+                 "correct": _ones(n_right)},
+                {"task": "SST-2", "method": "graft", "target_density": 0.9, "acc": 0.8, "correct": _ones(160)}]
+        return c2.fig4b_lottery(Results("p1_localization", "smoke"), rows, {"SST-2": 0.5})
+
+    ok = claim(80)  # 40 % and 45 %, bound 60 %
+    ev = _ci_fields(ok)
+    assert ok["verdict"] == "holds" and ev["op"] == "<=" and ev["margin"] == 60.0 and ev["ci_high"] <= 60.0
+    assert ev["statistic"] == pytest.approx(45.0) and "density 0.1" in ok["note"]  # deciding: the density nearer 60
+    bad = claim(160)  # 80 % at density 0.9
+    ev = _ci_fields(bad)
+    assert bad["verdict"] == "does-not-hold" and ev["ci_low"] > 60.0 and "density 0.9" in bad["note"]
+    mid = claim(120)  # 60 %: on the bound
+    ev = _ci_fields(mid)
+    assert mid["verdict"] == "inconclusive" and ev["ci_low"] < 60.0 < ev["ci_high"]
+    assert c2.fig4b_lottery(Results("p1_localization", "smoke"), [], {})["verdict"] == "not-testable"
+
+
+def test_fig5_paired_gaps_of_relative_accuracy():
+    ft = {("SST-2", lab): _ones(180) for lab in c2.FIG5_LABELS}
+
+    def claim(sgd: int, adamw: int, l1: int) -> dict:
+        rows = [dict(_curve_row("SST-2", "learned", _ones(n), 100), label=lab)
+                for lab, n in zip(c2.FIG5_LABELS, (sgd, adamw, l1))]
+        rows.append(dict(_curve_row("SST-2", "learned", _ones(10), 900, s=1e-2), label="AdamW"))  # not the smallest
+        return c2.fig5_adamw(Results("p1_localization", "smoke"), rows, ft, "adamw")
+
+    ok = claim(175, 120, 170)
+    ev = _ci_fields(ok)
+    assert ok["verdict"] == "holds" and ev["op"] == ">" and ev["margin"] == 2.0 and ev["ci_low"] > 2.0
+    assert ev["statistic"] == pytest.approx(100 * 50 / 180) and "(AdamW + l1) − AdamW" in ok["note"]
+    assert "at 0.1%" in ok["ours"] and "difference of two graft/FT accuracy ratios" in ev["test"]
+    bad = claim(175, 120, 120)  # l1 restores nothing: that gap is 0 on every resample
+    ev = _ci_fields(bad)
+    assert bad["verdict"] == "does-not-hold" and ev["statistic"] == 0.0 and ev["ci_high"] < 2.0
+    assert "deciding SST-2: (AdamW + l1) − AdamW" in bad["note"]
+    mid = claim(175, 120, 124)  # l1 gap 2.2 points from 4 examples
+    ev = _ci_fields(mid)
+    assert mid["verdict"] == "inconclusive" and ev["ci_low"] < 2.0 < ev["ci_high"]
+    missing = c2.fig5_adamw(Results("p1_localization", "smoke"), [], ft, "adamw")
+    assert missing["verdict"] == "not-testable"
+
+
+def test_ratio_gap_is_paired_over_four_models():
+    verdict, ev = c2.ratio_gap(_ones(90), _ones(180), _ones(60), _ones(120), margin=0.0)
+    assert ev.statistic == pytest.approx(0.0) and ev.ci_low < 0 < ev.ci_high and verdict == "inconclusive"
+    with pytest.raises(ValueError, match="same shape"):
+        c2.ratio_gap(_ones(90), _ones(180), _ones(60, 100), _ones(60, 100))
+
+
+def test_fig4a_and_schema():
     res = Results("p1_localization", "smoke")
-    assert c2.fig3_standard_ft(res, {("SST-2", 1e-3): 0.97}, {"SST-2": 0.5})["verdict"] == "holds"
     rows = [_curve_row("SST-2", "learned", _ones(180), 100), _curve_row("SST-2", "learned", _ones(100), 90, "bias")]
     a = c2.fig4a_bias_only(res, rows)
     assert a["verdict"] == "holds" and "unrestricted 100 vs bias-only 90" in a["note"]
-    lottery = [{"task": "SST-2", "method": "zero_outside", "target_density": 0.9, "acc": 0.55},
-               {"task": "SST-2", "method": "graft", "target_density": 0.9, "acc": 0.8}]
+    lottery = [{"task": "SST-2", "method": "zero_outside", "target_density": 0.9, "acc": 0.45, "correct": _ones(90)}]
     assert c2.fig4b_lottery(res, lottery, {"SST-2": 0.5})["verdict"] == "holds"
-    f5 = c2.fig5_adamw(res, {"SGD": 0.97, "AdamW": 0.9, "AdamW + l1": 0.91}, 1e-3, "adamw")
-    assert f5["verdict"] == "does-not-hold" and "point rule" in f5["note"]
+    ft = {("SST-2", lab): _ones(180) for lab in c2.FIG5_LABELS}
+    f5 = c2.fig5_adamw(res, [dict(_curve_row("SST-2", "learned", _ones(n), 100), label=lab)
+                             for lab, n in zip(c2.FIG5_LABELS, (175, 120, 170))], ft, "adamw")
+    assert f5["verdict"] == "holds"
     validate(res.to_dict())  # every claim above satisfies the results schema

@@ -199,6 +199,14 @@ def test_localization_sweeps_share_the_sgd_curve_and_pair_table1(wb, tau):
     assert [r["target_sparsity"] for r in bias] == [0.01] and bias[0]["scope"] == "bias"
     refs = sw.references(wb, "sent", tau, "SGD")
     assert [r["model"] for r in refs] == ["FT", "pre-trained"] and refs[1]["count"] == 0
+    ref = evaluate_region(wb, "sent", tau, Mask.full(wb.shapes("graftable")), examples=sw.subset("sent"))
+    assert {k: refs[0][k] for k in ref} == ref and refs[0]["correct"].mean() == pytest.approx(refs[0]["acc"])
+    assert plotted(refs)[0] == ref | {"task": "sent", "label": "SGD", "model": "FT"}
+    ft = sw.scored(wb, "sent", wb.overrides(tau))
+    assert ft["acc"] == wb.evaluate("sent", "test", wb.overrides(tau), examples=sw.subset("sent"))["acc"]
+    lottery = sw.lottery("sent")  # lottery_curve's rows, plus per-example correctness
+    assert plotted(lottery) == lottery_curve(wb, "sent", tau, plan.lottery_densities, examples=sw.subset("sent"))
+    assert all(r["correct"].mean() == pytest.approx(r["acc"]) for r in lottery)
     scores, paired = table1_runs(wb, "sent", wb.seed, k=None, base=0.05, retrain=RECIPE, bitfit=RECIPE)
     assert set(scores) == {"FT", "Grafting", "Graft re-training", "BitFit"}
     assert paired["graft_count"] == scores["Graft re-training"]["count"]

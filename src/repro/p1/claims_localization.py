@@ -9,18 +9,20 @@ The claims of Fig. 2-5 and Table 1 follow.  Fig. 2 and Fig. 4a compare regions s
 (``sparsity_curve`` rows carry per-example ``correct``), with a paired bootstrap and the regions' actual sizes
 stated; Fig. 2 compares the learned region with the top-movement region of *the same actual size*
 (``movement-matched``) and a random region of that size (issue 15 §2).  Table 1 pairs grafting, re-training and
-BitFit on the same examples.  Fig. 3, Fig. 4b and Fig. 5 keep point rules (their notes say so): their FT
-references are not scored per example.
+BitFit on the same examples.  Fig. 3 and Fig. 5 pair each graft with its FT model scored on the same test
+examples (the :class:`~repro.p1.localization_sweeps.LocalizationSweeps` references and FT scores carry per-example
+``correct``); Fig. 4b bounds each zero-outside model's accuracy with a bootstrap CI.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
 from repro.report.results import Results
-from repro.report.verdicts import Evidence, combine_all, compare, decide
+from repro.report.verdicts import LEVEL, N_RESAMPLES, Evidence, combine_all, compare, decide, paired_bootstrap
 
 Runs = Mapping[tuple[str, int, int], Mapping[str, Any]]
 Row = Mapping[str, Any]
@@ -234,22 +236,35 @@ def table1_bitfit(res: Results, runs: Mapping[tuple[str, int], Mapping[str, Any]
                               f"{recipe}")
 
 
-def fig3_standard_ft(res: Results, ratios: Mapping[str, float], head_only: Mapping[str, float]) -> dict:
-    """"skill localization is equally good for standard fine-tuning" (Fig. 3).  Point rule: every learned graft of
-    the linear-head model recovers ≥ 95 % of that model's FT accuracy (``ratios`` = graft / FT per point; no CI:
-    the FT reference is not scored per example)."""
+def fig3_standard_ft(res: Results, rows: Sequence[Row], refs: Sequence[Row]) -> dict:
+    """"skill localization is equally good for standard fine-tuning" (Fig. 3).  Tested per task and region size as
+    accuracy(learned graft) / accuracy(FT) ≥ 0.95 of the linear-head model, paired bootstrap over the test examples
+    both are scored on; holds when every point holds.  ``rows`` are curve rows, ``refs`` the
+    :meth:`~repro.p1.localization_sweeps.LocalizationSweeps.references` rows (FT and pre-trained, with ``correct``)
+    of the model(s) to test: a learned row is tested against the FT row of its task and ``label``."""
     text = "Skill localization is equally good for standard fine-tuning (linear head)."
-    if not ratios:
+    ft = {(r["task"], r["label"]): r for r in refs if r["model"] == "FT"}
+    parts, sizes = {}, []
+    for r in _pick(rows, region="learned"):
+        f = ft.get((r["task"], r["label"]))
+        if f is None:
+            continue
+        name = f"{r['task']} at {100 * r['target_sparsity']:g}%"
+        parts[name] = compare(r["correct"], f["correct"], kind="ratio", op=">=", margin=0.95)
+        sizes.append(f"{name}: {r['count']:,} entries")
+    if not parts:
         return res.add_claim("p1-fig3-standard-ft", text, paper="Fig. 3 (plotted only)", verdict="not-testable",
                              note="no Fig. 3 sweep was run")
-    worst = min(ratios.values())
-    heads = ", ".join(f"{t} {100 * v:.1f}%" for t, v in head_only.items())
+    verdict, ev, worst = combine_all(parts)
+    ours = "; ".join(f"{n} {100 * e.statistic:.1f}% [{100 * e.ci_low:.1f}, {100 * e.ci_high:.1f}]"
+                     for n, (_, e) in parts.items())
+    heads = ", ".join(f"{r['task']} {100 * r['acc']:.1f}%" for r in refs if r["model"] == "pre-trained")
     return res.add_claim("p1-fig3-standard-ft", text, paper="Fig. 3 (plotted only)",
-                         ours=f"learned grafts of the linear-head model reach ≥ {100 * worst:.1f}% of its FT "
-                              "accuracy "
-                              f"(its head alone on θ_pre: {heads})", holds=bool(worst >= 0.95),
-                         note="point rule, no CI: every learned graft of the standard-FT model recovers ≥ 95% of "
-                              "its FT accuracy")
+                         ours=f"learned graft / FT accuracy of the linear-head model: {ours} (its head alone on "
+                              f"θ_pre: {heads})", verdict=verdict, evidence=ev,
+                         note=f"holds if the 95% CI of accuracy(learned graft) / accuracy(FT) of the standard-FT "
+                              f"model lies above 0.95 at every region size; paired bootstrap over the test examples "
+                              f"both are scored on; deciding {worst}; actual sizes {'; '.join(sizes)}")
 
 
 def fig4a_bias_only(res: Results, rows: Sequence[Row]) -> dict:
@@ -277,43 +292,88 @@ def fig4a_bias_only(res: Results, rows: Sequence[Row]) -> dict:
 
 def fig4b_lottery(res: Results, rows: Sequence[Row], chance: Mapping[str, float]) -> dict:
     """"keeping a region and zeroing the rest […] captures no skill" (Fig. 4b, lottery tickets without
-    re-training).  Point rule: every zero-outside model is within 10 points of chance accuracy (no CI: a bound
-    on each accuracy, not a comparison)."""
+    re-training).  Tested per task and density as accuracy(zero-outside model) ≤ chance + 10 points at the upper end
+    of its bootstrap CI over the test examples (``rows`` from
+    :meth:`~repro.p1.localization_sweeps.LocalizationSweeps.lottery`, with ``correct``); holds when every density
+    holds."""
     text = ("Keeping a region and zeroing the other parameters (lottery-ticket style, no re-training) captures no "
             "skill, even for regions as dense as 90%.")
     zo = _pick(rows, method="zero_outside")
     if not zo:
         return res.add_claim("p1-fig4b-lottery", text, paper="Fig. 4b (plotted only)", verdict="not-testable",
                              note="no lottery density was run")
-    best = max(zo, key=lambda r: r["acc"])
+    parts = {f"{r['task']} at density {r['target_density']:g}":
+             compare(r["correct"], kind="mean", scale=100, op="<=", margin=100 * (chance[r["task"]] + 0.1))
+             for r in zo}
+    verdict, ev, worst = combine_all(parts)
+    ours = "; ".join(f"{n} {e.statistic:.1f}% [{e.ci_low:.1f}, {e.ci_high:.1f}]" for n, (_, e) in parts.items())
     grafts = ", ".join(f"{r['target_density']:g}: {100 * r['acc']:.1f}%" for r in _pick(rows, method="graft"))
+    chances = ", ".join(f"{t} {100 * c:.0f}%" for t, c in chance.items())
     return res.add_claim("p1-fig4b-lottery", text, paper="Fig. 4b (plotted only)",
-                         ours=f"best zero-outside accuracy {100 * best['acc']:.1f}% (density "
-                              f"{best['target_density']:g}, {best['task']}; chance {100 * chance[best['task']]:.0f}%); "
-                              f"grafting the same regions: {grafts}",
-                         holds=all(r["acc"] <= chance[r["task"]] + 0.1 for r in zo),
-                         note="point rule, no CI: every zero-outside model stays within 10 points of chance accuracy")
+                         ours=f"zero-outside accuracy: {ours} (chance {chances}); grafting the same regions: {grafts}",
+                         verdict=verdict, evidence=ev,
+                         note=f"holds if the 95% CI of every zero-outside model's accuracy lies below chance + 10 "
+                              f"points; bootstrap over the test examples; deciding {worst}")
 
 
-def fig5_adamw(res: Results, rel: Mapping[str, float], at: float, recipe: str) -> dict:
+def ratio_gap(ga: Any, fa: Any, gb: Any, fb: Any, *, op: str = ">", margin: float = 2.0,
+              n_resamples: int = N_RESAMPLES, seed: int = 0) -> tuple[str, Evidence]:
+    """P1 Fig. 5's relative accuracy gap 100 · (acc(ga)/acc(fa) − acc(gb)/acc(fb)) ``op margin`` (points), the CI
+    from a paired bootstrap of the four models' per-example correctness on the same test examples."""
+    def stat(ga: np.ndarray, fa: np.ndarray, gb: np.ndarray, fb: np.ndarray) -> float:
+        da, db = fa.mean(), fb.mean()
+        return 100.0 * (ga.mean() / da - gb.mean() / db) if da > 0 and db > 0 else math.nan
+    est, lo, hi = paired_bootstrap([ga, fa, gb, fb], stat, n_resamples=n_resamples, seed=seed)
+    m = np.atleast_2d(np.asarray(ga, dtype=float))
+    test = (f"paired bootstrap over {'seeds and ' if m.shape[0] > 1 else ''}examples, {n_resamples} resamples, "
+            f"{LEVEL:.0%} CI of the difference of two graft/FT accuracy ratios (points)")
+    ev = Evidence(n_examples=int(m.shape[1]), seeds=int(m.shape[0]), statistic=est, ci_low=lo, ci_high=hi,
+                  margin=float(margin), test=test, op=op)
+    return decide(lo, hi, op, margin), ev
+
+
+FIG5_LABELS: tuple[str, ...] = ("SGD", "AdamW", "AdamW + l1")
+
+
+def fig5_adamw(res: Results, rows: Sequence[Row], ft_correct: Mapping[tuple[str, str], Any], recipe: str) -> dict:
     """"models fine-tuned with AdamW […] localize much worse […]; adding an ℓ1 penalty […] restores" sparse
-    grafts
-    (Fig. 5).  Point rule on graft / FT accuracy at the smallest region (``rel`` per label SGD / AdamW /
-    AdamW + l1): SGD and AdamW + l1 both exceed AdamW by > 2 points (no CI: the FT references are not scored per
-    example)."""
+    grafts (Fig. 5).  Tested per task at the smallest region as relative accuracy (graft / FT) of SGD − AdamW > 2
+    points and of AdamW + l1 − AdamW > 2 points, paired bootstrap over the test examples every model is scored on
+    (:func:`ratio_gap`); holds when both gaps hold on every task.  ``rows``: learned curve rows with ``label`` in
+    :data:`FIG5_LABELS` and ``correct``; ``ft_correct[(task, label)]``: that FT model's per-example correctness."""
     text = ("Models fine-tuned with AdamW localize much worse than with SGD; a small l1 penalty (0.001) on the "
             "parameter movement restores sparse grafts.")
-    if not {"SGD", "AdamW", "AdamW + l1"} <= set(rel):
-        return res.add_claim("p1-fig5-adamw", text, paper="Fig. 5 (plotted only)", verdict="not-testable",
-                             note="the SGD / AdamW / AdamW + l1 sweeps were not all run")
-    sgd_gap, l1_gap = rel["SGD"] - rel["AdamW"], rel["AdamW + l1"] - rel["AdamW"]
+    learned = _pick(rows, region="learned")
+    at = min((r["target_sparsity"] for r in learned), default=None)
+    parts, rel, skipped = {}, [], []
+    for task in sorted({r["task"] for r in learned}):
+        g = {lab: _one(learned, task=task, label=lab, target_sparsity=at) for lab in FIG5_LABELS}
+        f = {lab: ft_correct.get((task, lab)) for lab in FIG5_LABELS}
+        if any(v is None for v in (*g.values(), *f.values())):
+            continue
+        if any(float(np.mean(v)) == 0 for v in f.values()):
+            skipped.append(task)
+            continue
+        for lab, name in (("SGD", "SGD − AdamW"), ("AdamW + l1", "(AdamW + l1) − AdamW")):
+            parts[f"{task}: {name}"] = ratio_gap(g[lab]["correct"], f[lab], g["AdamW"]["correct"], f["AdamW"])
+        rel.append(f"{task} " + ", ".join(f"{lab} {100 * g[lab]['acc'] / float(np.mean(f[lab])):.1f}%"
+                                          for lab in FIG5_LABELS))
+    if not parts:
+        why = (f"FT accuracy 0 on {', '.join(skipped)}" if skipped
+               else "the SGD / AdamW / AdamW + l1 sweeps were not all run")
+        return res.add_claim("p1-fig5-adamw", text, paper="Fig. 5 (plotted only)", verdict="not-testable", note=why)
+    verdict, ev, worst = combine_all(parts)
+    gaps = "; ".join(f"{n} {e.statistic:+.1f} [{e.ci_low:+.1f}, {e.ci_high:+.1f}]" for n, (_, e) in parts.items())
     return res.add_claim("p1-fig5-adamw", text, paper="Fig. 5 (plotted only)",
-                         ours=f"at {100 * at:g}% (graft / FT accuracy): SGD {100 * rel['SGD']:.1f}%, AdamW "
-                              f"{100 * rel['AdamW']:.1f}%, AdamW + l1 {100 * rel['AdamW + l1']:.1f}%",
-                         holds=bool(sgd_gap > 0.02 and l1_gap > 0.02),
-                         note=f"point rule, no CI: SGD and AdamW + l1 both beat AdamW by > 2 points of relative "
-                              f"accuracy at the smallest region; AdamW recipe {recipe}")
+                         ours=f"at {100 * at:g}%, graft / FT accuracy: {'; '.join(rel)}; gaps in points: {gaps}",
+                         verdict=verdict, evidence=ev,
+                         note=f"holds if the 95% CIs of both gaps in relative accuracy (graft / FT; SGD − AdamW and "
+                              f"(AdamW + l1) − AdamW) lie above +2 points on every task, at the smallest region; "
+                              f"paired bootstrap over the test examples all six models are scored on; deciding "
+                              f"{worst}; AdamW recipe {recipe}"
+                              + (f"; not tested (FT accuracy 0): {', '.join(skipped)}" if skipped else ""))
 
 
-__all__ = ["fig2_learned_region", "fig3_standard_ft", "fig4a_bias_only", "fig4b_lottery", "fig5_adamw",
-           "table1_bitfit", "table1_retrain", "table2_agreement", "table2_drop", "table2_recovery", "table2_size"]
+__all__ = ["FIG5_LABELS", "fig2_learned_region", "fig3_standard_ft", "fig4a_bias_only", "fig4b_lottery", "fig5_adamw",
+           "ratio_gap", "table1_bitfit", "table1_retrain", "table2_agreement", "table2_drop", "table2_recovery",
+           "table2_size"]

@@ -3,7 +3,9 @@
 :class:`LocalizationSweeps` binds a :class:`~repro.workbench.Workbench` to the chapter's
 :class:`~repro.p1.localization_plan.LocalizationPlan` so the notebook asks for "the Fig. 2 sweep of SST-2" instead
 of repeating k-shot, steps and evaluation subsets in every cell.  The sweeps themselves are
-:func:`repro.p1.regions.sparsity_curve` (one evaluation loop, cached grafts).
+:func:`repro.p1.regions.sparsity_curve` (one evaluation loop, cached grafts).  Every model the claims compare
+(curve points, FT references, lottery tickets) carries its per-example 0/1 ``correct`` on :meth:`subset`, so
+:mod:`repro.p1.claims_localization` can pair them in a bootstrap; :func:`repro.p1.regions.plotted` drops it.
 """
 
 from __future__ import annotations
@@ -14,10 +16,13 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 import pandas as pd
 import torch
 
+from repro.core.grafting import zero_outside_params
 from repro.core.masks import Mask
 from repro.data import Example, balanced_sample
+from repro.p1.calibration import per_example
 from repro.p1.localization_plan import LocalizationPlan, VariantRecipes
-from repro.p1.regions import REGIONS, evaluate_region, ft_and_graft, retrained_region, sparsity_curve
+from repro.p1.regions import (REGIONS, evaluate_overrides, ft_and_graft, graftable_total, magnitude_region, restrict,
+                              retrained_region, size_fields, sparsity_curve)
 from repro.report.comparison import attach_printed, seed_rows
 from repro.report.display import describe, style_table
 
@@ -52,11 +57,17 @@ class LocalizationSweeps:
         rest = [s for s in sparsities if s != self.base]
         return rows + sparsity_curve(wb, task, tau, rest, regions, steps=self.plan.sweep_steps, **kw)
 
+    def scored(self, wb: "Workbench", task: str, overrides: Mapping[str, torch.Tensor] | None) -> dict:
+        """A model given as overrides scored on :meth:`subset` (fractions), with its per-example 0/1 ``correct``."""
+        scores, pred = evaluate_overrides(wb, task, overrides, examples=self.subset(task))
+        return {**scores, "correct": per_example(pred)["correct"]}
+
     def references(self, wb: "Workbench", task: str, tau: Mapping[str, torch.Tensor], label: str) -> list[dict]:
-        """FT (full region) and pre-trained (empty region) scores on the same evaluation subset."""
-        shapes = wb.shapes("graftable")
-        return [{"task": task, "label": label, "model": m,
-                 **evaluate_region(wb, task, tau, g, examples=self.subset(task))}
+        """FT (full region) and pre-trained (empty region) scores on the same evaluation subset, with the size fields
+        and per-example ``correct`` (what :func:`repro.p1.regions.evaluate_region` gives, plus ``correct``)."""
+        shapes, total = wb.shapes("graftable"), graftable_total(wb)
+        return [{"task": task, "label": label, "model": m, **self.scored(wb, task, wb.overrides(tau, mask=g)),
+                 **size_fields(g, total)}
                 for m, g in (("FT", Mask.full(shapes)), ("pre-trained", Mask.empty(shapes)))]
 
     def sgd_tau(self, task: str) -> dict[str, torch.Tensor]:
@@ -68,6 +79,24 @@ class LocalizationSweeps:
         if task not in self._sgd:
             self._sgd[task] = self.curve(self.wb, task, self.sgd_tau(task), "SGD")
         return self._sgd[task]
+
+    def lottery(self, task: str) -> list[dict]:
+        """P1 Fig. 4b for the SGD model: the rows of :func:`repro.p1.regions.lottery_curve` (zero outside vs graft of
+        the top-|θ_ft| region, per plan density) on :meth:`subset`, each with its per-example ``correct`` (the
+        frozen regions module drops the predictions; same regions, same overrides, same scores)."""
+        wb, tau = self.wb, self.sgd_tau(task)
+        total = graftable_total(wb)
+        delta = restrict(tau, wb.shapes("graftable"))
+        rows = []
+        for d in self.plan.lottery_densities:
+            region = magnitude_region(wb, tau, d)
+            wb.restore_pre()
+            lottery = zero_outside_params(wb.model, delta, region)
+            for method, ov in (("zero_outside", lottery), ("graft", wb.overrides(tau, mask=region))):
+                r = self.scored(wb, task, ov)
+                rows.append({"task": task, "method": method, "target_density": d, **size_fields(region, total),
+                             "value": r["value"], "acc": r["acc"], "ece": r["ece"], "correct": r["correct"]})
+        return rows
 
 
 def table1_runs(wb: "Workbench", task: str, seed: int, *, k: int, base: float, retrain: "FinetuneRecipe",
