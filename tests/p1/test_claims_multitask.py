@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from repro.p1 import claims_multitask as cm
@@ -47,12 +48,70 @@ def test_region_and_continual_rules():
     assert cm.fig8_asymmetry(Results("t", "smoke"), single[:1]) is None
     ov = {"mean_offdiag": 0.05, "max_offdiag": 0.1, "mean_similar": 0.08, "mean_other": 0.02}
     assert cm.fig8_disjoint(Results("t", "smoke"), ov)["verdict"] == "holds"
-    rows = [{"task": t, "method": m, "value": v} for t, m, v in
-            (("QNLI", "FT", 88.0), ("QNLI", "ContinualFT", 67.5), ("QNLI", "GraftingContinual", 86.5),
-             ("SST-2", "FT", 92.0), ("SST-2", "GraftingContinual", 92.5))]
-    assert cm.table4_forgetting(Results("t", "smoke"), rows, ["QNLI", "SST-2"])["verdict"] == "holds"
-    assert cm.table4_graft_continual(Results("t", "smoke"), rows, ["QNLI", "SST-2"])["verdict"] == "holds"
-    assert cm.fig8_mt_accuracy(Results("t", "smoke"), [{"task": "QNLI", "mt": 80.0}]) is None
+
+
+def _ok(n: int, k: int, start: int = 0) -> np.ndarray:
+    """0/1 correctness on ``n`` examples: examples ``start`` .. ``start + k - 1`` correct (wrapping around)."""
+    a = np.zeros(n, dtype=np.uint8)
+    a[(start + np.arange(k)) % n] = 1
+    return a
+
+
+def _check(claim: dict, verdict: str, op: str, margin: float) -> None:
+    ev = claim["evidence"]
+    assert claim["verdict"] == verdict and ev["op"] == op and ev["margin"] == margin
+    assert set(check := ("n_examples", "seeds", "statistic", "ci_low", "ci_high", "margin", "test")) <= set(ev), check
+    assert ev["ci_low"] <= ev["statistic"] <= ev["ci_high"] and ev["seeds"] == 1
+
+
+def test_mt_accuracy_needs_the_whole_ci_inside_plus_minus_3():
+    close = {"SST-2": {"MT": _ok(500, 445), "FT": _ok(500, 450)}, "CR": {"MT": _ok(500, 400), "FT": _ok(500, 400)}}
+    c = cm.fig8_mt_accuracy(Results("t", "smoke"), close)  # pooled: −0.5 points, CI well inside [−3, 3]
+    _check(c, "holds", ">=", -3.0)  # the binding side of the two one-sided checks (MT is behind)
+    assert c["evidence"]["n_examples"] == 1000 and c["evidence"]["statistic"] == pytest.approx(-0.5)
+    far = {"SST-2": {"MT": _ok(500, 350), "FT": _ok(500, 450)}}  # −20 points: the CI lies below −3
+    _check(cm.fig8_mt_accuracy(Results("t", "smoke"), far), "does-not-hold", ">=", -3.0)
+    # equal accuracies, but on 20 examples where the two models disagree on 8: the CI straddles ±3
+    noisy = {"SST-2": {"MT": _ok(20, 16), "FT": _ok(20, 16, start=4)}}
+    c = cm.fig8_mt_accuracy(Results("t", "smoke"), noisy)
+    assert c["verdict"] == "inconclusive" and c["evidence"]["ci_low"] < -3 < 3 < c["evidence"]["ci_high"]
+    assert cm.fig8_mt_accuracy(Results("t", "smoke"), {}) is None
+    assert cm.fig8_mt_accuracy(Results("t", "smoke"), {"QNLI": {"MT": _ok(10, 8)}}) is None
+
+
+def _table4(n_q: int, naive: float, graft_q: float, n_new: int, graft_new: float) -> dict:
+    """QNLI (FT 88 %) and SST-2 (FT 92 %) per-example correctness, the other models nested inside FT's."""
+    q = {"FT": _ok(n_q, round(0.88 * n_q)), "ContinualFT": _ok(n_q, round(naive * n_q)),
+         "GraftingContinual": _ok(n_q, round(graft_q * n_q))}
+    s = {"FT": _ok(n_new, round(0.92 * n_new)), "ContinualFT": _ok(n_new, round(0.9 * n_new)),
+         "GraftingContinual": _ok(n_new, round(graft_new * n_new))}
+    return {"QNLI": q, "SST-2": s}
+
+
+def test_table4_forgetting_is_a_paired_ci_above_10_points():
+    seq = ["QNLI", "SST-2"]
+    _check(cm.table4_forgetting(Results("t", "smoke"), _table4(400, 0.675, 0.865, 400, 0.925), seq),
+           "holds", ">=", 10.0)  # 88.0 -> 67.5: +20.5 points, CI above 10
+    _check(cm.table4_forgetting(Results("t", "smoke"), _table4(400, 0.85, 0.865, 400, 0.925), seq),
+           "does-not-hold", ">=", 10.0)  # 3 points lost, CI below 10
+    _check(cm.table4_forgetting(Results("t", "smoke"), _table4(50, 0.78, 0.86, 50, 0.92), seq),
+           "inconclusive", ">=", 10.0)  # 10 points on 50 examples: the CI straddles 10
+
+
+def test_table4_graft_continual_needs_every_part():
+    seq = ["QNLI", "SST-2"]
+    c = cm.table4_graft_continual(Results("t", "smoke"), _table4(800, 0.675, 0.87, 800, 0.925), seq)
+    assert c["verdict"] == "holds" and c["evidence"]["n_examples"] == 800
+    # the newer task loses 20 points: that part does not hold, and it decides
+    c = cm.table4_graft_continual(Results("t", "smoke"), _table4(800, 0.675, 0.87, 800, 0.72), seq)
+    _check(c, "does-not-hold", "<=", 5.0)
+    assert "SST-2" in c["note"]
+    # no better than naive on the first task
+    _check(cm.table4_graft_continual(Results("t", "smoke"), _table4(800, 0.85, 0.865, 800, 0.925), seq),
+           "does-not-hold", ">=", 5.0)
+    # the newer task 5 points below FT on 40 examples: the CI straddles 5, the rest holds
+    _check(cm.table4_graft_continual(Results("t", "smoke"), _table4(800, 0.675, 0.87, 40, 0.87), seq),
+           "inconclusive", "<=", 5.0)
 
 
 def test_undefined_rel_is_not_testable():
@@ -60,3 +119,30 @@ def test_undefined_rel_is_not_testable():
     assert cm.fig8_union(Results("t", "smoke"), [_g("union", nan, nan)], [], 2)["verdict"] == "not-testable"
     single = [{"region": "a", "task": "a", "rel": nan}, {"region": "a", "task": "b", "rel": nan}]
     assert cm.fig8_isolation(Results("t", "smoke"), single)["verdict"] == "not-testable"
+
+
+def test_paired_correct_scores_every_model_on_the_same_examples():
+    import torch
+
+    from repro.core.evaluation import Predictions
+    from repro.p1.multitask_runs import paired_correct
+
+    labels = torch.tensor([0, 1, 1, 0, 1])
+    seen = []
+
+    class Split:
+        def split(self, name):
+            return [f"{name}-{i}" for i in range(len(labels))]
+
+    class FakeWb:
+        def task(self, name):
+            return Split()
+
+        def predict(self, task, split, overrides, examples=None):
+            seen.append(list(examples))
+            pred = labels if overrides is None else 1 - labels  # "pre" always right, the other always wrong
+            return Predictions(logits=torch.nn.functional.one_hot(pred, 2).float(), labels=labels)
+
+    out = paired_correct(FakeWb(), "SST-2", {"pre": None, "other": {"w": torch.zeros(1)}})
+    assert list(out) == ["pre", "other"] and out["pre"].tolist() == [1] * 5 and out["other"].tolist() == [0] * 5
+    assert seen[0] == seen[1] == [f"test-{i}" for i in range(5)]

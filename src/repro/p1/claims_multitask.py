@@ -1,18 +1,28 @@
 """The claims of P1 §5 (multi-task regions, Fig. 8; continual learning, Table 4), one function each.
 
 Every function takes the rows the chapter (``notebooks/p1_multitask_continual.md``) computed, adds one claim to
-``res`` and returns it.  Each docstring quotes the sentence of the paper it tests.  The drivers give accuracies and
-Eq. 5 Rel values per (region, task) and per (method, task), not per-example correctness, so every rule here is a
-point rule without a CI; each note says so.
+``res`` and returns it.  Each docstring quotes the sentence of the paper it tests.
+
+The MT-vs-FT claim (Fig. 8 / App. C.1) and the Table 4 claims take per-example 0/1 correctness of the compared
+models on the same test examples (:func:`repro.p1.multitask_runs.paired_correct`) and are judged with
+:mod:`repro.report.verdicts` (paired bootstrap CI, verdict + evidence).  The Fig. 8 region claims (overlap, Eq. 5
+Rel) keep point rules: overlaps are exact counts, and the Rel values come from the frozen driver
+(:func:`repro.p1.multitask.transfer_rows`) as accuracies only; each note says so.
 """
 
 from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
+import numpy as np
+
 from repro.report.results import Results
+from repro.report.verdicts import Evidence, combine_all, compare
 
 Rows = Sequence[Mapping[str, Any]]
+#: task → model name → per-example 0/1 correctness on the same test examples
+#: (:func:`repro.p1.multitask_runs.paired_correct`)
+Correct = Mapping[str, Mapping[str, Any]]
 UNDEFINED = ("Rel (Eq. 5) is undefined: the MT model gains nothing over θ_pre on some task of this run (the "
              "denominator P_1 − P_0 ≤ 0)")
 POINT = "point rule, no CI (the driver gives accuracies per task, not per-example correctness)"
@@ -111,49 +121,95 @@ def fig8_asymmetry(res: Results, single: Rows, threshold: float = 0.3) -> dict |
                                                                    "tested") + f"; {POINT}")
 
 
-def fig8_mt_accuracy(res: Results, mt_rows: Rows) -> dict | None:
-    """"the multi-task model's accuracy is comparable with single-task FT" (App. C.1): mean gap within 3 points.
-    None when no task has a single-task FT reference."""
-    cmp = [r for r in mt_rows if "single_task_ft" in r]
-    if not cmp:
+def _pooled(correct: Correct, tasks: Sequence[str], model: str) -> np.ndarray:
+    """``model``'s per-example 0/1 correctness on ``tasks``, concatenated (the same examples for every model)."""
+    return np.concatenate([np.asarray(correct[t][model], dtype=float).ravel() for t in tasks])
+
+
+def _acc(correct: Correct, task: str, model: str) -> float:
+    """Accuracy in points of ``model`` on ``task`` from its per-example correctness."""
+    return 100.0 * float(np.mean(correct[task][model]))
+
+
+def _ci(ev: Evidence) -> str:
+    """The evidence's difference and its CI in points, as the ``ours`` texts print it."""
+    return f"{ev.statistic:+.1f} points [{ev.ci_low:+.1f}, {ev.ci_high:+.1f}]"
+
+
+def fig8_mt_accuracy(res: Results, correct: Correct, margin: float = 3.0) -> dict | None:
+    """"the multi-task model's accuracy is comparable with single-task FT" (App. C.1): MT − FT accuracy within
+    ±``margin`` points, pooled over the tasks with a single-task FT reference.  None when there is none.
+
+    ``correct[task]`` = ``{"MT": …, "FT": …}`` per-example 0/1 on the same test examples.  "Within ±3" is an
+    equivalence statement, so it holds only when the whole 95 % CI of the signed difference lies inside [−3, +3]:
+    two one-sided checks on the same bootstrap CI (MT − FT ≥ −3 and ≤ +3), combined with :func:`combine_all`.
+    The signed CI (rather than a percentile CI of |MT − FT|, which is folded and biased upwards near 0) also
+    shows which model is ahead."""
+    tasks = [t for t, c in correct.items() if "MT" in c and "FT" in c]
+    if not tasks:
         return None
-    gap = _mean([r["single_task_ft"] - r["mt"] for r in cmp])
+    mt, ft = _pooled(correct, tasks, "MT"), _pooled(correct, tasks, "FT")
+    parts = {f"MT − FT ≥ −{margin:g}": compare(mt, ft, kind="difference", scale=100, op=">=", margin=-margin),
+             f"MT − FT ≤ +{margin:g}": compare(mt, ft, kind="difference", scale=100, op="<=", margin=margin)}
+    verdict, ev, side = combine_all(parts)
+    per_task = "; ".join(f"{t}: MT {_acc(correct, t, 'MT'):.1f} vs FT {_acc(correct, t, 'FT'):.1f}" for t in tasks)
     return res.add_claim("p1-fig8-mt-accuracy", "The multi-task model's accuracy is comparable with single-task FT.",
-                         paper="comparable (no numbers printed)",
-                         ours="; ".join(f"{r['task']}: MT {r['mt']:.1f} vs FT {r['single_task_ft']:.1f}" for r in cmp),
-                         holds=bool(abs(gap) <= 3.0), note=f"holds if the mean gap is within 3 points; {POINT}")
+                         paper="comparable (no numbers printed)", ours=f"MT − FT {_ci(ev)} ({per_task})",
+                         verdict=verdict, evidence=ev,
+                         note=f"holds if the 95 % CI of MT − FT test accuracy (points) lies inside [−{margin:g}, "
+                              f"+{margin:g}], does not hold if it lies wholly outside; paired bootstrap over the "
+                              f"{ev.n_examples} pooled test examples of {', '.join(tasks)} (each task's label-balanced "
+                              f"subset of the Eq. 5 heatmaps, both models on the same examples); two one-sided "
+                              f"checks on one CI, the evidence shown is the binding side ({side})")
 
 
-def _cell(rows: Rows, task: str, method: str) -> float:
-    return next(r["value"] for r in rows if r["task"] == task and r["method"] == method)
+def table4_forgetting(res: Results, correct: Correct, sequence: Sequence[str], margin: float = 10.0) -> dict:
+    """"naive continual fine-tuning loses about 20 % on QNLI (88.0 → 67.5)" (Table 4): FT − naive continual FT
+    accuracy on the first task ≥ ``margin`` points, paired bootstrap over its test examples.
 
-
-def table4_forgetting(res: Results, rows: Rows, sequence: Sequence[str]) -> dict:
-    """"naive continual fine-tuning loses about 20 % on QNLI (88.0 → 67.5)" (Table 4): ≥ 10 points lost on the
-    first task."""
+    ``correct[task]`` = ``{"FT", "ContinualFT", "GraftingContinual"}`` per-example 0/1 on the task's test set."""
     q = sequence[0]
-    ft, cft = _cell(rows, q, "FT"), _cell(rows, q, "ContinualFT")
+    verdict, ev = compare(correct[q]["FT"], correct[q]["ContinualFT"], kind="difference", scale=100, op=">=",
+                          margin=margin)
     return res.add_claim("p1-table4-forgetting",
                          "Naive continual fine-tuning loses about 20% accuracy on the first task, QNLI (88.0 -> 67.5).",
-                         paper="88.0 -> 67.5", ours=f"{ft:.1f} -> {cft:.1f}", holds=bool(ft - cft >= 10.0),
-                         note=f"holds if naive continual FT loses >= 10 points on the first task; {POINT}")
+                         paper="88.0 -> 67.5",
+                         ours=f"{q} {_acc(correct, q, 'FT'):.1f} -> {_acc(correct, q, 'ContinualFT'):.1f}; "
+                              f"FT − naive {_ci(ev)}",
+                         verdict=verdict, evidence=ev,
+                         note=f"holds if the 95 % CI of FT − naive-continual test accuracy on the first task ({q}) "
+                              f"lies above +{margin:g} points, does not hold if it lies below; paired bootstrap over its "
+                              f"{ev.n_examples} test examples, both models on the same examples")
 
 
-def table4_graft_continual(res: Results, rows: Rows, sequence: Sequence[str]) -> dict:
+def table4_graft_continual(res: Results, correct: Correct, sequence: Sequence[str], keep: float = 5.0,
+                           first: float = 3.0, newer: float = 5.0) -> dict:
     """"grafting-based continual learning keeps QNLI (86.5) and changes the newer tasks little (AGNews 90.8,
-    SST-2 92.5)" (Table 4): ≥ naive + 5 and within 3 of FT on the first task, within 5 of FT on the newer ones."""
+    SST-2 92.5)" (Table 4): on the first task graft-continual − naive ≥ ``keep`` and FT − graft-continual ≤
+    ``first`` points; on each newer task FT − graft-continual ≤ ``newer``.  Each part a paired bootstrap over that
+    task's test examples; the claim holds when every part holds (:func:`combine_all`)."""
     q = sequence[0]
-    ft_q, cft_q, gc_q = (_cell(rows, q, m) for m in ("FT", "ContinualFT", "GraftingContinual"))
-    newer = [(t, _cell(rows, t, "FT"), _cell(rows, t, "GraftingContinual")) for t in sequence[1:]]
-    holds = gc_q >= cft_q + 5.0 and ft_q - gc_q <= 3.0 and all(f - g <= 5.0 for _, f, g in newer)
+    c = correct[q]
+    parts = {f"{q}: graft-continual − naive ≥ {keep:g}": compare(c["GraftingContinual"], c["ContinualFT"],
+                                                                  scale=100, op=">=", margin=keep),
+             f"{q}: FT − graft-continual ≤ {first:g}": compare(c["FT"], c["GraftingContinual"], scale=100, op="<=",
+                                                               margin=first)}
+    for t in sequence[1:]:
+        parts[f"{t}: FT − graft-continual ≤ {newer:g}"] = compare(correct[t]["FT"], correct[t]["GraftingContinual"],
+                                                                  scale=100, op="<=", margin=newer)
+    verdict, ev, worst = combine_all(parts)
+    accs = "; ".join(f"{t} {_acc(correct, t, 'GraftingContinual'):.1f} (FT {_acc(correct, t, 'FT'):.1f}"
+                     + (f", naive {_acc(correct, t, 'ContinualFT'):.1f})" if t == q else ")") for t in sequence)
     return res.add_claim("p1-table4-graft-continual",
                          "Grafting-based continual learning keeps QNLI (86.5) and changes the newer tasks little "
                          "(AGNews 90.8, SST-2 92.5).", paper="86.5 / 90.8 / 92.5",
-                         ours=f"{q} {gc_q:.1f} (FT {ft_q:.1f}, naive {cft_q:.1f}); " +
-                              "; ".join(f"{t} {g:.1f} (FT {f:.1f})" for t, f, g in newer),
-                         holds=bool(holds), note="holds if it beats naive continual FT on the first task by >= 5 "
-                                                 "points, stays within 3 points of FT there, and within 5 points of "
-                                                 f"FT on the newer tasks; {POINT}")
+                         ours=f"{accs}; deciding part {worst}: {_ci(ev)}", verdict=verdict, evidence=ev,
+                         note=f"holds if every part holds: on the first task ({q}) the 95 % CI of graft-continual − "
+                              f"naive test accuracy lies above +{keep:g} points and that of FT − graft-continual "
+                              f"below +{first:g}; on each newer task that of FT − graft-continual below +{newer:g}; "
+                              "does not hold if one part's CI lies wholly on the wrong side; paired bootstrap over "
+                              "each task's test examples (all models on the same examples); the evidence shown is "
+                              f"the deciding part's ({worst})")
 
 
 def fig11_not_run(res: Results, profile: str, region_bases: Sequence[float]) -> dict:
