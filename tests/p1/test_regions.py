@@ -205,7 +205,9 @@ def test_localization_sweeps_share_the_sgd_curve_and_pair_table1(wb, tau):
     ft = sw.scored(wb, "sent", wb.overrides(tau))
     assert ft["acc"] == wb.evaluate("sent", "test", wb.overrides(tau), examples=sw.subset("sent"))["acc"]
     lottery = sw.lottery("sent")  # lottery_curve's rows, plus per-example correctness
-    assert plotted(lottery) == lottery_curve(wb, "sent", tau, plan.lottery_densities, examples=sw.subset("sent"))
+    assert plotted(lottery) == plotted(lottery_curve(wb, "sent", tau, plan.lottery_densities,
+                                                        examples=sw.subset("sent")))
+    assert all(r["correct"].mean() == pytest.approx(r["acc"]) for r in lottery)
     assert all(r["correct"].mean() == pytest.approx(r["acc"]) for r in lottery)
     scores, paired = table1_runs(wb, "sent", wb.seed, k=None, base=0.05, retrain=RECIPE, bitfit=RECIPE)
     assert set(scores) == {"FT", "Grafting", "Graft re-training", "BitFit"}

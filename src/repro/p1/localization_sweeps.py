@@ -16,12 +16,11 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 import pandas as pd
 import torch
 
-from repro.core.grafting import zero_outside_params
 from repro.core.masks import Mask
 from repro.data import Example, balanced_sample
 from repro.p1.calibration import per_example
 from repro.p1.localization_plan import LocalizationPlan, VariantRecipes
-from repro.p1.regions import (REGIONS, evaluate_overrides, ft_and_graft, graftable_total, magnitude_region, restrict,
+from repro.p1.regions import (REGIONS, evaluate_overrides, ft_and_graft, graftable_total, lottery_curve,
                               retrained_region, size_fields, sparsity_curve)
 from repro.report.comparison import attach_printed, seed_rows
 from repro.report.display import describe, style_table
@@ -81,22 +80,10 @@ class LocalizationSweeps:
         return self._sgd[task]
 
     def lottery(self, task: str) -> list[dict]:
-        """P1 Fig. 4b for the SGD model: the rows of :func:`repro.p1.regions.lottery_curve` (zero outside vs graft of
-        the top-|θ_ft| region, per plan density) on :meth:`subset`, each with its per-example ``correct`` (the
-        frozen regions module drops the predictions; same regions, same overrides, same scores)."""
-        wb, tau = self.wb, self.sgd_tau(task)
-        total = graftable_total(wb)
-        delta = restrict(tau, wb.shapes("graftable"))
-        rows = []
-        for d in self.plan.lottery_densities:
-            region = magnitude_region(wb, tau, d)
-            wb.restore_pre()
-            lottery = zero_outside_params(wb.model, delta, region)
-            for method, ov in (("zero_outside", lottery), ("graft", wb.overrides(tau, mask=region))):
-                r = self.scored(wb, task, ov)
-                rows.append({"task": task, "method": method, "target_density": d, **size_fields(region, total),
-                             "value": r["value"], "acc": r["acc"], "ece": r["ece"], "correct": r["correct"]})
-        return rows
+        """P1 Fig. 4b for the SGD model on :meth:`subset`: :func:`repro.p1.regions.lottery_curve` at the plan's
+        densities (rows with per-example ``correct``)."""
+        return lottery_curve(self.wb, task, self.sgd_tau(task), self.plan.lottery_densities,
+                             examples=self.subset(task))
 
 
 def table1_runs(wb: "Workbench", task: str, seed: int, *, k: int, base: float, retrain: "FinetuneRecipe",

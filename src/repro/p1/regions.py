@@ -250,7 +250,8 @@ def lottery_curve(wb: "Workbench", task: str, vector: Mapping[str, torch.Tensor]
 
     For each density d the region is the top-d graftable entries by |θ_ft| (magnitude pruning, the lottery-ticket
     criterion); ``zero_outside`` keeps θ_ft inside and sets the rest of the graftable set to 0, ``graft`` keeps
-    θ_pre outside (P1 Eq. 1).  Rows: ``task, density, count, method, value, acc, ece``.
+    θ_pre outside (P1 Eq. 1).  Rows: ``task, density, count, method, value, acc, ece`` and the per-example 0/1
+    ``correct`` (for the claim's bootstrap; :func:`plotted` drops it).
     """
     total = graftable_total(wb)
     rows = []
@@ -261,9 +262,10 @@ def lottery_curve(wb: "Workbench", task: str, vector: Mapping[str, torch.Tensor]
         wb.restore_pre()
         lottery = zero_outside_params(wb.model, delta, region)
         for method, ov in (("zero_outside", lottery), ("graft", wb.overrides(vector, mask=region))):
-            r, _ = evaluate_overrides(wb, task, ov, examples=examples)
+            r, pred = evaluate_overrides(wb, task, ov, examples=examples)
             rows.append({"task": task, "method": method, "target_density": d, **size_fields(region, total),
-                         "value": r["value"], "acc": r["acc"], "ece": r["ece"]})
+                         "value": r["value"], "acc": r["acc"], "ece": r["ece"],
+                         "correct": (pred.preds == pred.labels).to(torch.uint8).cpu().numpy()})
     return rows
 
 
