@@ -258,7 +258,8 @@ def table5_correctness(ex: Correctness, ada: Mapping[str, Mapping[str, Any]], so
 
 def table5_adamerging_correctness(wb: "Workbench", ev: Evaluator, ex: Correctness, alphas: Sequence[float],
                                   adamerging_steps: int, source: str = "talos") -> Correctness:
-    """:func:`table5_correctness` of ``source``'s task- and layer-wise AdaMerging models (:func:`adamerging_correct`)."""
+    """:func:`table5_correctness` of ``source``'s task- and layer-wise AdaMerging models
+    (:func:`adamerging_correct`)."""
     ada = {TABLE5_LABELS[(source, s)]: adamerging_correct(wb, ev, source, s, alphas,
                                                           adamerging_steps=adamerging_steps)["test_correct"]
            for s in ADA_SCHEMES}
@@ -266,5 +267,5 @@ def table5_adamerging_correctness(wb: "Workbench", ev: Evaluator, ex: Correctnes
 
 
 __all__ = ["ADA_SCHEMES", "Correctness", "KINDS", "SeedRun", "adamerging_correct", "mean_rows", "negation_frame",
-           "run_seed", "run_seeds", "single_task_means", "single_task_table", "sweep_frame", "table1", "table2", "table5_adamerging_correctness",
-           "table5_correctness", "training_log"]
+           "run_seed", "run_seeds", "single_task_means", "single_task_table", "sweep_frame", "table1", "table2",
+           "table5_adamerging_correctness", "table5_correctness", "training_log"]

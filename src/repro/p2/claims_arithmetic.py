@@ -291,6 +291,7 @@ def table5_vs_ft_merging(res: Results, rows5: Rows, *, n: int) -> dict:
              "CI's low end")
 
 
-__all__ = ["ADA_BAND", "FT_POSTHOC", "band", "gap_evidence", "paired_gap", "table1_abs_best", "table1_abs_vision", "table1_best", "table1_vs_ft",
+__all__ = ["ADA_BAND", "FT_POSTHOC", "band", "gap_evidence", "paired_gap", "table1_abs_best", "table1_abs_vision",
+           "table1_best", "table1_vs_ft",
            "table2_best", "table2_t5large", "table2_vision", "table5_adamerging", "table5_ties",
            "table5_vs_ft_merging", "finite_mean", "task_means", "values"]

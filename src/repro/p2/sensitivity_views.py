@@ -126,4 +126,5 @@ def plot_iou_heatmap(iou: pd.DataFrame, tasks: Sequence[str], title: str) -> Any
     return fig
 
 
-__all__ = ["PRETRAINED", "edit_examples", "edit_summary_rows", "overlap_summary", "plot_iou_heatmap", "plot_ratio_heatmap", "selection_table"]
+__all__ = ["PRETRAINED", "edit_examples", "edit_summary_rows", "overlap_summary", "plot_iou_heatmap",
+           "plot_ratio_heatmap", "selection_table"]
