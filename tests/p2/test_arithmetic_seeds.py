@@ -78,3 +78,23 @@ def test_protocol_records_per_example_correctness_of_every_reported_number(wb):
     assert ex.n_seeds == 2 and ex.has("Non-linear FT", "target")
     rows = sr.table1([run, run], "T5-Small")
     assert all(r["seeds"] == 2 for r in rows) and {r["method"] for r in rows} >= {"Non-linear FT"}
+
+
+def test_adamerging_correct_reproduces_the_table5_merge(wb):
+    """The re-learned AdaMerging model scores exactly the accuracies merging_scheme reported (same seed and
+    settings), and table5_adamerging_correctness puts it beside the source's first-seed vectors."""
+    ev = ar.Evaluator(wb, TASKS, "RTE", n_val=8, n_test=16)
+    grid = [0.0, 0.5, 1.0]
+    for scheme in sr.ADA_SCHEMES:
+        table = ar.merging_scheme(wb, ev, "ft", scheme, grid, adamerging_steps=2)
+        c = sr.adamerging_correct(wb, ev, "ft", scheme, grid, adamerging_steps=2)
+        for t in TASKS:
+            assert c["test"][t] == pytest.approx(table["test"][t])
+            assert np.mean(c["test_correct"][t]) == pytest.approx(table["test"][t])
+    with pytest.raises(ValueError, match="adamerging_correct needs"):
+        sr.adamerging_correct(wb, ev, "ft", "ties", grid)
+    run = sr.SeedRun(13, wb, ev, {"ft": ar.run_method(wb, ev, "ft", grid)}, ar.zero_shot_summary(ev))
+    ex5 = sr.table5_adamerging_correctness(wb, ev, sr.Correctness.from_runs([run]), grid, 2, source="ft")
+    assert ex5.has("Layer-wise AdaMerging", "addition") and ex5.n_seeds == 1
+    np.testing.assert_array_equal(ex5.stacked("Task-wise AdaMerging", "single")[0],
+                                  ex5.stacked("Non-linear FT", "single")[0])

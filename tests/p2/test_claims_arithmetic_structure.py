@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from repro.p2 import claims_arithmetic as ca
-from repro.p2.arithmetic_seeds import Correctness
+from repro.p2.arithmetic_seeds import Correctness, table5_correctness
 from repro.p2 import claims_structure_cost as cs
 from repro.p2.structure_cost_plan import PAPER_FT_STEPS, StructureCostPlan, structure_cost_plan
 from repro.profiles import get_profile
@@ -122,7 +122,6 @@ def test_table5_claims():
         vals[(m, "norm_acc")], vals[(m, "abs_acc")] = v, v - 10
     rows5 = _rows(vals)
     assert ca.table5_ties(_res(), rows5, n=2000)["verdict"] == "holds"
-    assert ca.table5_adamerging(_res(), rows5, n=2000)["verdict"] == "holds"
     c = ca.table5_vs_ft_merging(_res(), rows5, n=2000)
     assert c["verdict"] == "holds" and "Layer-wise AdaMerging" in c["ours"]
 
@@ -178,3 +177,62 @@ def test_structure_cost_plan_per_profile():
     assert isinstance(over, StructureCostPlan) and (over.iterations, over.isolate, over.cost_task) == (3, False, "QNLI")
     with pytest.raises(TypeError, match="unknown StructureCostPlan"):
         structure_cost_plan(get_profile("cpu"), itrations=3)
+
+
+def _gain(x: np.ndarray, k: int) -> np.ndarray:
+    """``x`` with its first ``k`` wrong examples made right (a merge that fixes k examples, breaks none)."""
+    y = x.copy()
+    y[np.flatnonzero(y == 0)[:k]] = 1
+    return y
+
+
+def _ex5(n: int, task_k: int, layer_k: int, noise: int = 0) -> Correctness:
+    """First-seed Table 5 correctness via :func:`table5_correctness`: TaLoS at 70 % (single-task 80 %) on two tasks
+    of n examples and two seeds; AdaMerging fixes ``*_k`` examples per task (and swaps ``noise`` right for wrong)."""
+    talos = {t: _correct(0.7, n, i) for i, t in enumerate("AB")}
+    data = {("TaLoS", "addition"): {t: np.stack([v, 1 - v]) for t, v in talos.items()},
+            ("TaLoS", "single"): {t: np.stack([_correct(0.8, n, 5)] * 2) for t in "AB"}}
+    ex = Correctness(data, ["A", "B"])
+
+    def ada(k: int) -> dict:
+        return {t: np.roll(_gain(v, k), noise) if noise else _gain(v, k) for t, v in talos.items()}
+    return table5_correctness(ex, {"TaLoS + Task-wise AdaMerging": ada(task_k),
+                                   "TaLoS + Layer-wise AdaMerging": ada(layer_k)})
+
+
+def _rows5(task: float, layer: float) -> list[dict]:
+    return _rows({("TaLoS", "norm_acc"): 87.5, ("TaLoS + Task-wise AdaMerging", "norm_acc"): 87.5 + task,
+                  ("TaLoS + Layer-wise AdaMerging", "norm_acc"): 87.5 + layer})
+
+
+def test_table5_correctness_keeps_the_first_seed_and_the_source_normalizer():
+    ex5 = _ex5(100, 1, 2)
+    assert ex5.n_seeds == 1 and ex5.has("TaLoS + Task-wise AdaMerging", "single")
+    np.testing.assert_array_equal(ex5.stacked("TaLoS + Layer-wise AdaMerging", "single")[0],
+                                  ex5.stacked("TaLoS", "single")[0])
+    assert ex5.stacked("TaLoS", "addition")[0].mean() == pytest.approx(0.7)  # seed 0, not 1 − it
+
+
+def test_table5_adamerging_band_from_per_example_results():
+    # +1 pt absolute on 2000 examples per task, paired: normalized +1.25 pt, CI well inside [−0.5, +2.5]
+    c = ca.table5_adamerging(_res(), _rows5(1.25, 1.25), _ex5(2000, 20, 20))
+    assert c["verdict"] == "holds" and c["evidence"]["n_examples"] == 4000 and c["evidence"]["seeds"] == 1
+    assert "differs" not in c["note"] and "[-0.5, +2.5]" in c["note"]
+    # layer-wise +8 pt absolute (+10 normalized): its CI lies entirely above +2.5
+    c = ca.table5_adamerging(_res(), _rows5(1.25, 10.0), _ex5(2000, 20, 160))
+    assert c["verdict"] == "does-not-hold" and c["evidence"]["op"] == "<=" and c["evidence"]["ci_low"] > 2.5
+    assert "layer-wise <= 2.5" in c["note"]
+    # +2 pt on 100 examples per task with examples swapped around: the CI straddles +2.5
+    c = ca.table5_adamerging(_res(), _rows5(2.5, 2.5), _ex5(100, 2, 2, noise=3))
+    assert c["verdict"] == "inconclusive"
+    assert c["evidence"]["ci_low"] < c["evidence"]["margin"] < c["evidence"]["ci_high"]
+
+
+def test_band_splits_a_two_sided_claim_into_one_sided_parts():
+    ex5 = _ex5(2000, 20, 20)
+    one = ca.paired_gap(ex5, "TaLoS + Task-wise AdaMerging", "TaLoS", normalized=True, op=">=", margin=-0.5)
+    parts = ca.band(one, -0.5, 2.5)
+    assert [p[0] for p in parts.values()] == ["holds", "holds"]
+    assert [p[1].op for p in parts.values()] == [">=", "<="] and parts["<= 2.5"][1].ci_low == one[1].ci_low
+    with pytest.raises(ValueError, match="band needs"):
+        ca.band(one, 0.0, 2.5)

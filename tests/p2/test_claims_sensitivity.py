@@ -1,11 +1,13 @@
 """Claim rules of P2 Figs. 1, 10, 11 (repro.p2.claims_sensitivity) on hand-made ratio tables, and the plan."""
 
+import numpy as np
 import pandas as pd
 import pytest
 
 from repro.p2 import claims_sensitivity as claims
 from repro.p2.sensitivity import RANDOM_SOURCE
 from repro.p2.sensitivity_plan import sensitivity_plan
+from repro.p2.sensitivity_views import PRETRAINED
 from repro.profiles import get_profile
 from repro.report.results import Results
 
@@ -14,22 +16,57 @@ def _res() -> Results:
     return Results("p2_sensitivity", "smoke", params={})
 
 
-def _ratios(diag: float, off: float, rnd: float = 0.5) -> pd.DataFrame:
-    tasks = ["A", "B"]
-    rows = [{"source": s, "task": t, "ratio": diag if s == t else off} for s in tasks for t in tasks]
-    return pd.DataFrame(rows + [{"source": RANDOM_SOURCE, "task": t, "ratio": rnd} for t in tasks])
+def _flip(x: np.ndarray, k: int) -> np.ndarray:
+    """``x`` with its first ``k`` right examples made wrong (an edit that breaks k examples, fixes none)."""
+    y = x.copy()
+    y[np.flatnonzero(y == 1)[:k]] = 0
+    return y
+
+
+def _edits(n: int, diag: int, off: int, noise: int = 0, tasks: str = "AB") -> tuple[pd.DataFrame, dict]:
+    """Hand-made Figs. 1 / 10 inputs: the pre-trained model right on 80 % of n examples per task; the model with
+    task s's mask loses ``diag`` examples on s and ``off`` on the other tasks (``noise``: also swaps examples); a
+    random mask loses half.  Returns (the ratio rows, the per-example correctness)."""
+    pre = {t: (np.arange(n) % 5 != 0).astype(float) for t in tasks}
+    correct = {PRETRAINED: pre}
+    for s in [*tasks, RANDOM_SOURCE]:
+        lost = {t: n * 2 // 5 if s == RANDOM_SOURCE else diag if s == t else off for t in tasks}
+        correct[s] = {t: np.roll(_flip(pre[t], lost[t]), noise) for t in tasks}
+    rows = [{"source": s, "task": t, "ratio": correct[s][t].mean() / pre[t].mean()}
+            for s in [*tasks, RANDOM_SOURCE] for t in tasks]
+    return pd.DataFrame(rows), correct
 
 
 def test_pruning_and_perturb_rules():
-    assert claims.fig1_pruning(_res(), _ratios(1.0, 0.99), "m", 2, 200)["verdict"] == "holds"
-    assert claims.fig1_pruning(_res(), _ratios(1.0, 0.85), "m", 2, 200)["verdict"] == "does-not-hold"
-    assert claims.fig10_perturb(_res(), _ratios(0.98, 0.98))["verdict"] == "holds"
-    assert claims.fig10_perturb(_res(), _ratios(0.95, 0.95))["verdict"] == "does-not-hold"
+    # 1000 examples per task, edits lose ≤ 0.5 % of them: every CI (paired) lies above its threshold
+    c = claims.fig1_pruning(_res(), *_edits(1000, 2, 4), "m", 2, 1000)
+    assert c["verdict"] == "holds" and c["evidence"]["n_examples"] == 2000 and "every pair" in c["note"]
+    # one mask loses 20 % of another task: that pair's ratio CI lies below 0.90
+    df, ex = _edits(1000, 0, 0)
+    ex["A"]["B"] = _flip(ex[PRETRAINED]["B"], 200)
+    c = claims.fig1_pruning(_res(), df, ex, "m", 2, 1000)
+    assert c["verdict"] == "does-not-hold" and c["evidence"]["ci_high"] < claims.KEPT_MIN
+    assert claims.fig10_perturb(_res(), *_edits(1000, 3, 3))["verdict"] == "holds"
+    assert claims.fig10_perturb(_res(), *_edits(1000, 60, 60))["verdict"] == "does-not-hold"  # ratio 0.925 < 0.97
+    # 60 examples per task, 2 lost and examples swapped around: ratio ≈ 0.96, CIs straddle the thresholds
+    assert claims.fig10_perturb(_res(), *_edits(60, 2, 2, noise=7))["verdict"] == "inconclusive"
+
+
+def test_kept_parts_test_the_mean_and_every_pair():
+    df, ex = _edits(500, 0, 10)
+    parts = claims.kept_parts(ex, ["A", "B"], ["A", "B"])
+    assert set(parts) == {"mean ratio", "A → A", "A → B", "B → A", "B → B"}
+    ev = parts["mean ratio"][1]
+    assert ev.statistic == pytest.approx(df[df.source != RANDOM_SOURCE].ratio.mean()) and ev.margin == claims.KEPT_MEAN
+    assert parts["A → B"][1].statistic == pytest.approx(390 / 400) and parts["A → A"][1].statistic == 1.0
 
 
 def test_shared_rule_compares_off_diagonal_with_diagonal():
-    assert claims.fig1_shared(_res(), _ratios(1.0, 0.99))["verdict"] == "holds"
-    assert claims.fig1_shared(_res(), _ratios(1.05, 0.98))["verdict"] == "does-not-hold"
+    assert claims.fig1_shared(_res(), *_edits(1000, 2, 4))["verdict"] == "holds"
+    # another task's mask loses 6 points more than the own one: off − diagonal CI lies below −0.02
+    c = claims.fig1_shared(_res(), *_edits(1000, 0, 50))
+    assert c["verdict"] == "does-not-hold" and "off − diagonal" in c["ours"]
+    assert claims.fig1_shared(_res(), *_edits(50, 0, 1, noise=3))["verdict"] == "inconclusive"
 
 
 def test_overlap_rules_and_gates():

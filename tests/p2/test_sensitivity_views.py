@@ -8,9 +8,15 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+
+from repro.core.evaluation import Predictions  # noqa: E402
+from repro.core.masks import Mask  # noqa: E402
+from repro.p2 import sensitivity  # noqa: E402
 from repro.p2.sensitivity import RANDOM_SOURCE  # noqa: E402
-from repro.p2.sensitivity_views import (edit_summary_rows, overlap_summary, plot_iou_heatmap,  # noqa: E402
-                                        plot_ratio_heatmap, selection_table)
+from repro.p2.sensitivity_views import (PRETRAINED, edit_examples, edit_summary_rows, overlap_summary,  # noqa: E402
+                                        plot_iou_heatmap, plot_ratio_heatmap, selection_table)
 
 
 def _ratios() -> pd.DataFrame:
@@ -52,3 +58,44 @@ def test_heatmaps_draw_the_requested_grid():
     fig2 = plot_iou_heatmap(iou, ["B", "A"], "t")
     assert [t.get_text() for t in fig2.axes[0].get_xticklabels()] == ["B", "A"]
     plt.close("all")
+
+
+class _Spec:
+    metric = "acc"
+
+
+class _Model:
+    specs = {"A": _Spec(), "B": _Spec()}
+
+
+class _Workbench:
+    """Stands in for the workbench: the unedited model is right on 4 of 5 examples; an edit makes it wrong on one
+    more example per weight it changed."""
+
+    model = _Model()
+    pre = {"w": torch.arange(1.0, 21.0).reshape(4, 5), "v": torch.ones(10)}
+
+    def predict(self, task, split, overrides, examples):
+        n = len(examples)
+        labels = torch.zeros(n, dtype=torch.long)
+        right = torch.arange(n) % 5 != 0
+        if overrides is not None:
+            moved = int(sum(float((overrides[k] != self.pre[k]).sum()) for k in overrides))
+            right[1:1 + moved] = False
+        logits = torch.stack([right.float(), (~right).float()], dim=1)
+        return Predictions(logits, labels)
+
+
+def test_edit_examples_gives_edit_matrix_rows_and_the_per_example_correctness():
+    wb = _Workbench()
+    masks = {s: Mask.random({"w": (4, 5), "v": (10,)}, 3, seed=i) for i, s in enumerate(["A", "B", RANDOM_SOURCE])}
+    sets = {"A": list(range(40)), "B": list(range(30))}
+    for edit in ("prune", "perturb"):
+        df, ex = edit_examples(wb, masks, sets, edit=edit, seed=1)
+        pd.testing.assert_frame_equal(df, sensitivity.edit_matrix(wb, masks, sets, edit=edit, seed=1))
+        assert set(ex) == {PRETRAINED, "A", "B", RANDOM_SOURCE} and len(ex["B"]["B"]) == 30
+        assert ex[PRETRAINED]["A"].mean() == pytest.approx(0.8)
+        for _, r in df.iterrows():
+            assert r.ratio == pytest.approx(ex[r.source][r.task].mean() / ex[PRETRAINED][r.task].mean())
+    with pytest.raises(ValueError, match="prune or perturb"):
+        edit_examples(wb, masks, sets, edit="zero")

@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from repro.p2.arithmetic import (ARITHMETIC_METHODS, TABLE1_METHODS, ZERO_SHOT_LABEL, run_method, table1_rows,
+from repro.p2.arithmetic import (ARITHMETIC_METHODS, TABLE1_METHODS, TABLE5_LABELS, ZERO_SHOT_LABEL, _cache,
+                                 _vec_key, arithmetic_method, method_alphas, method_vectors, run_method, table1_rows,
                                  table2_rows, zero_shot_summary)
 from repro.p2.evaluator import Evaluator
 from repro.p2.methods import METHODS, P2_METHODS, finetune_all
@@ -208,5 +209,63 @@ def _vector(result: Mapping[str, Any], kind: str, task: str) -> list[int]:
     return v
 
 
-__all__ = ["Correctness", "KINDS", "SeedRun", "mean_rows", "negation_frame", "run_seed", "run_seeds",
-           "single_task_means", "single_task_table", "sweep_frame", "table1", "table2", "training_log"]
+# ---------------------------------------------------------------------------------------------------------------
+# P2 Table 5: per-example correctness of the AdaMerging models (first seed)
+# ---------------------------------------------------------------------------------------------------------------
+ADA_SCHEMES: tuple[str, ...] = ("adamerging-task", "adamerging-layer")
+
+
+def adamerging_correct(wb: "Workbench", ev: Evaluator, source: str, scheme: str, alphas: Sequence[float],
+                       adamerging_steps: int = 10, adamerging_lr: float = 0.05, adamerging_batch: int = 8,
+                       ) -> dict[str, Any]:
+    """P2 Table 5 AdaMerging model of :func:`repro.p2.arithmetic.merging_scheme`, re-learned with the same seed and
+    settings (that cached result keeps no per-example scores), and its per-example test correctness (cached JSON):
+    ``{"test": {t: acc}, "test_correct": {t: per-example 0/1}}``."""
+    from repro.core.adamerging import adamerging
+
+    if scheme not in ADA_SCHEMES:
+        raise ValueError(f"adamerging_correct needs one of {ADA_SCHEMES}, got {scheme!r}")
+    method = arithmetic_method(source)
+    vectors = method_vectors(wb, method, ev.tasks, seed=ev.seed)
+    grid = method_alphas(wb, method, alphas)
+    config = {"source": source, "scheme": scheme, "grid": grid, "eval": ev.config(), "vectors": _vec_key(vectors),
+              "ada": [adamerging_steps, adamerging_lr, adamerging_batch], "per_example": True,
+              "model": wb.profile.model, "data": wb.data_tag}
+
+    def compute() -> dict:
+        base = run_method(wb, ev, source, alphas, negation=ev.control is not None)["addition"]
+        stretch = grid[-1] / max(float(alphas[-1]), 1e-12)
+        ada = adamerging(wb.model, wb.pre, vectors, {t: ev.sets[t]["val"] for t in ev.tasks}, scheme.split("-")[1],
+                         steps=adamerging_steps, lr=adamerging_lr * stretch, init=base["alpha"],
+                         batch_size=adamerging_batch, seed=ev.seed, progress=False)
+        scored = {t: ev.scored(t, "test", ada.merged, 1.0, method.linear) for t in ev.tasks}
+        return {"test": {t: v[0] for t, v in scored.items()}, "test_correct": {t: v[1] for t, v in scored.items()}}
+
+    return _cache(wb, "p2-merge-ex", config, compute)
+
+
+def table5_correctness(ex: Correctness, ada: Mapping[str, Mapping[str, Any]], source: str = "TaLoS") -> Correctness:
+    """First-seed correctness for the Table 5 AdaMerging claim: ``source``'s task addition and single-task vectors
+    (seed 0 of ``ex``) and each ``ada[label]`` ({task: per-example 0/1}) as ``addition`` with ``source``'s
+    single-task correctness as its normalizer (Table 5 normalizes by the source method's single-task accuracy)."""
+    first = {k: {t: v[t][:1] for t in ex.tasks} for k, v in ex.data.items() if k[0] == source}
+    single = first[(source, "single")]
+    for label, by_task in ada.items():
+        first[(label, "addition")] = {t: np.atleast_2d(np.asarray(by_task[t], dtype=float)) for t in ex.tasks}
+        first[(label, "single")] = single
+    return Correctness(first, ex.tasks)
+
+
+def table5_adamerging_correctness(wb: "Workbench", ev: Evaluator, ex: Correctness, alphas: Sequence[float],
+                                  adamerging_steps: int, source: str = "talos") -> Correctness:
+    """:func:`table5_correctness` of ``source``'s task- and layer-wise AdaMerging models
+    (:func:`adamerging_correct`)."""
+    ada = {TABLE5_LABELS[(source, s)]: adamerging_correct(wb, ev, source, s, alphas,
+                                                          adamerging_steps=adamerging_steps)["test_correct"]
+           for s in ADA_SCHEMES}
+    return table5_correctness(ex, ada, ARITHMETIC_METHODS[source].label)
+
+
+__all__ = ["ADA_SCHEMES", "Correctness", "KINDS", "SeedRun", "adamerging_correct", "mean_rows", "negation_frame",
+           "run_seed", "run_seeds", "single_task_means", "single_task_table", "sweep_frame", "table1", "table2",
+           "table5_adamerging_correctness", "table5_correctness", "training_log"]

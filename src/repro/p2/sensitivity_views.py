@@ -1,17 +1,58 @@
 """Tables and figures of the P2 sensitivity chapter (``notebooks/p2_sensitivity.md``, Figs. 1, 10, 11).
 
-The inputs are :func:`repro.p2.sensitivity.edit_matrix` (one row per mask source and evaluation task, with the
-accuracy ``ratio``) and :func:`repro.p2.sensitivity.iou_matrix`; the outputs are the rows the chapter stores
-(``res.add_table``) and its heatmaps.
+The inputs are :func:`edit_examples` (the rows of :func:`repro.p2.sensitivity.edit_matrix`, one per mask source and
+evaluation task with the accuracy ``ratio``, plus every model's per-example test correctness for the claims' CIs)
+and :func:`repro.p2.sensitivity.iou_matrix`; the outputs are the rows the chapter stores (``res.add_table``) and its
+heatmaps.
 """
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
+import numpy as np
 import pandas as pd
 
-from repro.p2.sensitivity import RANDOM_SOURCE, mean_off_diagonal
+from repro.p2.evaluator import correctness
+from repro.p2.sensitivity import RANDOM_SOURCE, mean_off_diagonal, perturb, prune, selection_stats
+
+if TYPE_CHECKING:  # pragma: no cover
+    from repro.core.masks import Mask
+    from repro.data import Example
+    from repro.workbench import Workbench
+
+PRETRAINED = "pre-trained"  #: key of the unedited model in :func:`edit_examples`' correctness
+
+
+def edit_examples(wb: "Workbench", masks: Mapping[str, "Mask"], sets: Mapping[str, Sequence["Example"]],
+                  edit: str = "prune", std_scale: float = 2.0, seed: int = 0,
+                  ) -> tuple[pd.DataFrame, dict[str, dict[str, np.ndarray]]]:
+    """Figs. 1 / 10: the rows of :func:`repro.p2.sensitivity.edit_matrix` (same edits, same columns) and the
+    per-example 0/1 test correctness of every model, ``{mask source or PRETRAINED: {task: [examples]}}``, from one
+    prediction pass (that frozen function keeps no per-example results)."""
+    from repro.core.evaluation import score
+
+    if edit not in ("prune", "perturb"):
+        raise ValueError(f"unknown edit {edit!r}; choose prune or perturb")
+
+    def run(task: str, over) -> tuple[float, np.ndarray]:
+        pred = wb.predict(task, "test", over, examples=sets[task])
+        return score(pred, wb.model.specs[task].metric)["value"], np.asarray(correctness(pred), dtype=float)
+
+    pre = {t: run(t, None) for t in sets}
+    correct = {PRETRAINED: {t: v[1] for t, v in pre.items()}}
+    rows = []
+    for s, mask in masks.items():
+        stats = selection_stats(wb.pre, mask)
+        over = prune(wb.pre, mask) if edit == "prune" else perturb(wb.pre, mask, std_scale=std_scale, seed=seed)
+        correct[s] = {}
+        for t in sets:
+            acc, correct[s][t] = run(t, over)
+            rows.append({"source": s, "task": t, "edit": edit, "acc": acc, "acc_pre": pre[t][0],
+                         "ratio": acc / pre[t][0] if pre[t][0] > 0 else float("nan"),
+                         "mean_abs": stats["mean_abs"], "std": stats["std"]})
+        del over
+    return pd.DataFrame(rows), correct
 
 
 def edit_summary_rows(df: pd.DataFrame, method: str, what: str, fraction: float, model: str) -> list[dict]:
@@ -85,4 +126,5 @@ def plot_iou_heatmap(iou: pd.DataFrame, tasks: Sequence[str], title: str) -> Any
     return fig
 
 
-__all__ = ["edit_summary_rows", "overlap_summary", "plot_iou_heatmap", "plot_ratio_heatmap", "selection_table"]
+__all__ = ["PRETRAINED", "edit_examples", "edit_summary_rows", "overlap_summary", "plot_iou_heatmap",
+           "plot_ratio_heatmap", "selection_table"]
