@@ -13,7 +13,7 @@ def test_profiles_hold_recipes_and_no_escape_hatch():
     names = {f.name for f in fields(Profile)}
     assert "extra" not in names and not any(n.startswith(("talos_", "graft_l", "graft_s")) for n in names)
     cpu = PROFILES["cpu"]
-    assert cpu.graft == GraftRecipe(lr=1e7, steps=20, batch_size=32, max_examples=256)
+    assert cpu.graft == GraftRecipe(lr=1e7, steps=20, batch_size=32, max_examples=256, max_dev=256)
     assert cpu.talos.calibration_examples == 32 and cpu.talos.sparsity == 0.9
     assert cpu.p2_protocol == ArithmeticProtocol(n_test=500, alpha_stride=4, adamerging_steps=30)
     assert PROFILES["smoke"].graft.steps == 3 and PROFILES["paper"].graft == GraftRecipe()
@@ -21,7 +21,7 @@ def test_profiles_hold_recipes_and_no_escape_hatch():
 
 def test_with_sets_one_recipe_field_by_flat_name():
     p = get_profile("cpu", graft_lr=1e7, talos_sparsity=0.8, p2_protocol_n_val=8, graft_base_sparsity=1e-4)
-    assert p.graft == GraftRecipe(lr=1e7, steps=20, batch_size=32, max_examples=256)
+    assert p.graft == GraftRecipe(lr=1e7, steps=20, batch_size=32, max_examples=256, max_dev=256)
     assert p.talos.sparsity == 0.8 and p.talos.rounds == 4 and p.p2_protocol.n_val == 8
     assert p.graft_base_sparsity == 1e-4  # a real Profile field wins over the recipe prefix
     with pytest.raises(KeyError, match="graft_lr"):

@@ -281,7 +281,7 @@ class Workbench:
         config = {"task": task, "k": k or p.k_shot, "seed": seed, "base": base_key, "scope": scope,
                   "lr": recipe.lr, "steps": recipe.steps, "bs": recipe.batch_size,
                   "max_examples": recipe.max_examples, "b": recipe.sigmoid_bias, "vector": tensor_digest(delta),
-                  "tag": tag}
+                  "tag": tag, **({"max_dev": recipe.max_dev} if recipe.max_dev is not None else {})}
 
         def compute() -> tuple[Mask, dict]:
             res: GraftResult = learn_graft(self.model, task, delta, data.train, data.dev, base, recipe, seed=seed,

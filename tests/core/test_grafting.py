@@ -123,3 +123,19 @@ def test_fused_graft_step_equals_reference(tiny_model, sent_examples):
     for n, s in S.items():
         g = base.tensors[n].float()
         assert torch.equal(frac[n], g + (1 - 2 * g) * torch.sigmoid(s - 10.0)), n
+
+
+def test_the_best_s_is_picked_on_a_balanced_dev_subset_of_max_dev():
+    import pytest
+
+    from repro.core.grafting import _scored_dev
+    from repro.data import Example
+
+    dev = [Example(f"x{i}", i % 2) for i in range(40)]
+    assert _scored_dev(dev, GraftRecipe(), seed=0) == dev  # None: the whole dev set (the official code)
+    sub = _scored_dev(dev, GraftRecipe(max_dev=10), seed=0)
+    assert len(sub) == 10 and sum(e.label for e in sub) == 5 and all(e in dev for e in sub)
+    assert _scored_dev(dev, GraftRecipe(max_dev=10), seed=0) == sub  # seeded
+    assert _scored_dev(dev, GraftRecipe(max_dev=100), seed=0) == dev
+    with pytest.raises(ValueError, match="max_dev"):
+        GraftRecipe(max_dev=0)

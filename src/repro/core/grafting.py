@@ -22,7 +22,7 @@ from typing import Mapping, Sequence
 import torch
 from repro.progress import progress_bar
 
-from repro.data import Example, chunks
+from repro.data import Example, balanced_sample, chunks
 from repro.core.checks import check_covers, check_finite, check_shapes
 from repro.core.evaluation import evaluate, forward
 from repro.core.masks import Mask
@@ -194,6 +194,12 @@ def graft_update(model: Classifier, task: str, examples: Sequence[Example], delt
     return out
 
 
+def _scored_dev(dev: Sequence[Example], recipe: GraftRecipe, seed: int) -> list[Example]:
+    """The dev examples scored after each step to pick the best S: all, or a label-balanced seeded subset of
+    ``recipe.max_dev``."""
+    return list(dev) if recipe.max_dev is None else balanced_sample(dev, recipe.max_dev, seed=seed)
+
+
 def learn_graft(
     model: Classifier,
     task: str,
@@ -223,11 +229,12 @@ def learn_graft(
     was_training = model.training
     model.eval()
     rng = random.Random(seed)
+    scored_dev = _scored_dev(dev, recipe, seed)
 
     def score(mask: Mask) -> tuple[float, float]:
         theta = grafted_params(model, delta, mask)
         tr = evaluate(model, train[:max_examples], task, theta, batch_size=eval_batch_size)["value"]
-        dv = evaluate(model, dev, task, theta, batch_size=eval_batch_size)["value"] if dev else 0.0
+        dv = evaluate(model, scored_dev, task, theta, batch_size=eval_batch_size)["value"] if dev else 0.0
         return tr, dv
 
     result = GraftResult(mask=rounded_mask(S, base, sigmoid_bias), S={n: s.clone() for n, s in S.items()},
@@ -281,14 +288,15 @@ def learn_joint_graft(
     was_training = model.training
     model.eval()
     rng = random.Random(seed)
+    scored_dev = {t: _scored_dev(dev.get(t) or [], recipe, seed) for t in tasks}
 
     def score(mask: Mask) -> float:
         theta = grafted_params(model, delta, mask)
         total = 0.0
         for t in tasks:
             total += evaluate(model, list(train[t])[:max_examples], t, theta, batch_size=eval_batch_size)["value"]
-            if dev.get(t):
-                total += evaluate(model, dev[t], t, theta, batch_size=eval_batch_size)["value"]
+            if scored_dev[t]:
+                total += evaluate(model, scored_dev[t], t, theta, batch_size=eval_batch_size)["value"]
         return total / len(tasks)
 
     start = rounded_mask(S, base, sigmoid_bias)

@@ -44,7 +44,7 @@ from repro.report.results import ResultsError, load_results, validate
 from repro.report.claims_page import claims_page_markdown
 from repro.runner.execute import (RunResult, check_run, kernel_params, paper_of, param_path, run_many,
                                   source_fingerprint, utc_now)
-from repro.runner.notebooks import (KERNEL, RUNS_AFTER, ParameterError, book_notebooks, notebook_parameters,
+from repro.runner.notebooks import (KERNEL, ParameterError, book_notebooks, notebook_parameters,
                                     notebook_title, schedule_order)
 
 
@@ -182,10 +182,10 @@ def build_book(profile: str = "cpu", only: Iterable[str] | None = None, jobs: in
 
     log(f"repro book: profile={profile}, {len(selected)} of {len(names)} notebooks to execute (cached when "
         f"unchanged), jobs={jobs}")
-    if jobs > 1:  # the chapters that reuse another's artifacts wait for it; the longest chains start first
+    if jobs > 1:  # the two longest notebooks start first
         order = schedule_order([kw["name"] for kw in job_args])
         job_args.sort(key=lambda kw: order.index(kw["name"]))
-    runs, failure = run_many(job_args, jobs, log, deps=RUNS_AFTER)
+    runs, failure = run_many(job_args, jobs, log)
     if failure is not None:
         raise BuildError(f"build stopped: {failure}")
 
