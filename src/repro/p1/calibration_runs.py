@@ -92,14 +92,13 @@ def ood_runs(models: ChapterModels) -> OodRuns:
     set), and the ID ECE on the full test set (Table 1's calibration columns; not for the sweep's extra sizes)."""
     wb, plan, out = models.wb, models.plan, OodRuns()
     for s in plan.ood_sources:
-        metric = wb.model.specs[s].metric
         for m, (ov, sp) in models.ood_models(s).items():
             correct = ood_correct(wb, s, list(OOD_PAIRS[s]), ov, limit=plan.n_eval)
             id_ece = None
             if "@" not in m:
                 pred = wb.predict(s, "test", ov)
                 out.id_scores[(s, m)] = per_example(pred)
-                id_ece = score(pred, metric)["ece"]
+                id_ece = score(pred, wb.model.specs[s].metric)["ece"]  # (the spec is loaded with the task)
             for t, c in correct.items():
                 out.correct[(s, t, m)] = c
                 out.rows.append({"source": s, "target": t, "split": "ID" if t == s else "OOD",
