@@ -110,13 +110,14 @@ def method_alphas(wb: "Workbench", method: ArithmeticMethod, alphas: Sequence[fl
     return [round(float(a) / (1.0 - k), 6) for a in alphas]
 
 
-def _cache(wb: "Workbench", kind: str, config: dict, compute: Callable[[], dict]) -> dict:
+def cached_json(wb: "Workbench", kind: str, config: dict, compute: Callable[[], dict]) -> dict:
+    """A JSON result of the protocol, cached in the artifact store under ``kind`` / ``config``."""
     from repro.workbench import JSON
 
     return wb.cached(kind, config, lambda: (compute(), {}), JSON)[0]
 
 
-def _vec_key(vectors: Mapping[str, TaskVector]) -> dict[str, str]:
+def vectors_key(vectors: Mapping[str, TaskVector]) -> dict[str, str]:
     """``{task: fingerprint}`` of the vectors a cached result depends on (was a sum-only hash: re-keyed once)."""
     return {t: tensor_digest(v.tensors) for t, v in vectors.items()}
 
@@ -264,7 +265,7 @@ def run_method(wb: "Workbench", ev: Evaluator, key: str, alphas: Sequence[float]
     method = arithmetic_method(key)
     vectors = method_vectors(wb, method, ev.tasks, seed=ev.seed)
     grid = method_alphas(wb, method, wb.profile.alphas if alphas is None else alphas)
-    config = {"method": key, "grid": grid, "negation": negation, "eval": ev.config(), "vectors": _vec_key(vectors),
+    config = {"method": key, "grid": grid, "negation": negation, "eval": ev.config(), "vectors": vectors_key(vectors),
               "per_example": True,  # results carry the per-example test correctness (re-keyed once)
               "merger": None if method.merger is None else method.merger.config(),
               "negation_threshold": NEGATION_THRESHOLD, "model": wb.profile.model, "data": wb.data_tag}
@@ -280,7 +281,7 @@ def run_method(wb: "Workbench", ev: Evaluator, key: str, alphas: Sequence[float]
         out["eval_seconds"], out["examples_evaluated"] = time.perf_counter() - start, ev.evaluated - n0
         return out
 
-    return _cache(wb, "p2-arith", config, compute)
+    return cached_json(wb, "p2-arith", config, compute)
 
 
 # ==============================================================================================================
@@ -312,7 +313,7 @@ def merging_scheme(wb: "Workbench", ev: Evaluator, source: str, scheme: str, alp
     vectors = method_vectors(wb, method, ev.tasks, seed=ev.seed)
     grid = method_alphas(wb, method, wb.profile.alphas if alphas is None else alphas)
     ties = MERGERS["ties"] if not FT_METHODS[source].sparse else replace(MERGERS["ties"], keep=None)
-    config = {"source": source, "scheme": scheme, "grid": grid, "eval": ev.config(), "vectors": _vec_key(vectors),
+    config = {"source": source, "scheme": scheme, "grid": grid, "eval": ev.config(), "vectors": vectors_key(vectors),
               "ada": [adamerging_steps, adamerging_lr, adamerging_batch], "ties": ties.config(),
               "model": wb.profile.model, "data": wb.data_tag}
 
@@ -342,7 +343,7 @@ def merging_scheme(wb: "Workbench", ev: Evaluator, source: str, scheme: str, alp
                    "entropy": ada.history, "seconds": time.perf_counter() - start}
         return {"source": source, "scheme": scheme, **{k: v for k, v in res.items() if k != "single"}}
 
-    return _cache(wb, "p2-merge", config, compute)
+    return cached_json(wb, "p2-merge", config, compute)
 
 
 # ==============================================================================================================

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from repro.p2.arithmetic import (ARITHMETIC_METHODS, TABLE1_METHODS, TABLE5_LABELS, ZERO_SHOT_LABEL, _cache,
-                                 _vec_key, arithmetic_method, method_alphas, method_vectors, run_method, table1_rows,
+from repro.p2.arithmetic import (ARITHMETIC_METHODS, TABLE1_METHODS, TABLE5_LABELS, ZERO_SHOT_LABEL, cached_json,
+                                 vectors_key, arithmetic_method, method_alphas, method_vectors, run_method, table1_rows,
                                  table2_rows, zero_shot_summary)
 from repro.p2.evaluator import Evaluator
 from repro.p2.methods import METHODS, P2_METHODS, finetune_all
@@ -228,7 +228,7 @@ def adamerging_correct(wb: "Workbench", ev: Evaluator, source: str, scheme: str,
     method = arithmetic_method(source)
     vectors = method_vectors(wb, method, ev.tasks, seed=ev.seed)
     grid = method_alphas(wb, method, alphas)
-    config = {"source": source, "scheme": scheme, "grid": grid, "eval": ev.config(), "vectors": _vec_key(vectors),
+    config = {"source": source, "scheme": scheme, "grid": grid, "eval": ev.config(), "vectors": vectors_key(vectors),
               "ada": [adamerging_steps, adamerging_lr, adamerging_batch], "per_example": True,
               "model": wb.profile.model, "data": wb.data_tag}
 
@@ -241,7 +241,7 @@ def adamerging_correct(wb: "Workbench", ev: Evaluator, source: str, scheme: str,
         scored = {t: ev.scored(t, "test", ada.merged, 1.0, method.linear) for t in ev.tasks}
         return {"test": {t: v[0] for t, v in scored.items()}, "test_correct": {t: v[1] for t, v in scored.items()}}
 
-    return _cache(wb, "p2-merge-ex", config, compute)
+    return cached_json(wb, "p2-merge-ex", config, compute)
 
 
 def table5_correctness(ex: Correctness, ada: Mapping[str, Mapping[str, Any]], source: str = "TaLoS") -> Correctness:
