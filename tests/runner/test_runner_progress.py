@@ -94,15 +94,9 @@ def test_run_reports_cells_records_durations_and_leaves_no_tqdm_warning(tmp_path
     assert "left (last run" in lines[0]
 
 
-def test_parallel_runs_start_a_notebook_after_its_prerequisites_and_the_longest_first():
-    from repro.runner.execute import ready_jobs
+def test_parallel_build_starts_the_two_longest_notebooks_first():
     from repro.runner.notebooks import book_notebooks, schedule_order
 
-    after = {"b": ["a"], "c": ["a", "b"]}
-    assert ready_jobs(["a", "b", "c", "d"], after, set()) == ["a", "d"]
-    assert ready_jobs(["b", "c", "d"], after, {"a"}) == ["b", "d"]
-    assert ready_jobs(["c"], after, {"a", "b"}) == ["c"]
-    # the book's two longest notebooks start first
     names = book_notebooks()
     order = schedule_order(names)
     assert order[:2] == ["p1_localization", "p2_task_arithmetic"] and sorted(order) == sorted(names)

@@ -111,7 +111,7 @@ def test_book_stages_only_recorded_complete_runs_with_the_books_parameters(tmp_p
     _fake_book(tmp_path, names)
     monkeypatch.setenv("REPRO_ROOT", str(tmp_path))
     monkeypatch.setattr(build, "run_jupyter_book", lambda **kw: 0.0)
-    monkeypatch.setattr(build, "run_many", lambda jobs, n, log, deps=None: ({}, None))  # nothing to execute: all staged
+    monkeypatch.setattr(build, "run_many", lambda jobs, n, log: ({}, None))  # nothing to execute: all staged
     out = tmp_path / "results"
     params = {"output_dir": "results", "profile": "smoke"}
     _recorded_run(out, "p1_good", params=params)

@@ -413,17 +413,11 @@ def _run_job(kwargs: dict[str, Any]) -> RunResult | NotebookError:
 
 
 
-def ready_jobs(pending: Sequence[str], after: Mapping[str, Sequence[str]], done: set[str]) -> list[str]:
-    """The ``pending`` notebooks (in order) whose prerequisites in ``after`` have all finished (are in ``done``)."""
-    return [name for name in pending if all(d in done for d in after.get(name, ()))]
-
-
-def run_many(job_args: Sequence[dict[str, Any]], jobs: int = 1, log: Callable[[str], None] = print,
-             deps: Mapping[str, Sequence[str]] | None = None) -> tuple[dict[str, RunResult], NotebookError | None]:
-    """Run :func:`run_notebook` for each keyword set, ``jobs`` at a time in spawned processes (one after the other,
-    in the given order, when ``jobs`` is 1); stop at the first failure.  ``deps``: ``{name: names}`` — with
-    ``jobs`` > 1 a notebook starts only once those of its names that are in this run have finished (a failed one
-    starts nothing more).  Returns the runs by notebook and the failure (or None)."""
+def run_many(job_args: Sequence[dict[str, Any]], jobs: int = 1, log: Callable[[str], None] = print
+             ) -> tuple[dict[str, RunResult], NotebookError | None]:
+    """Run :func:`run_notebook` for each keyword set in order, ``jobs`` at a time in spawned processes (each free
+    worker takes the next one; one after the other when ``jobs`` is 1); after the first failure nothing new
+    starts.  Returns the runs by notebook and the failure (or None)."""
     runs: dict[str, RunResult] = {}
     failure: NotebookError | None = None
     n = len(job_args)
@@ -446,28 +440,22 @@ def run_many(job_args: Sequence[dict[str, Any]], jobs: int = 1, log: Callable[[s
             runs[r.notebook] = r
     else:
         ctx = multiprocessing.get_context("spawn")
-        names = {kw["name"] for kw in job_args}
-        after = {kw["name"]: [d for d in (deps or {}).get(kw["name"], ()) if d in names] for kw in job_args}
-        pending, done, i = list(job_args), set(), 0
+        pending, i = list(job_args), 0
         log(f"executing {n} notebooks in {min(jobs, n)} processes ...")
         with cf.ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
-            running: dict[cf.Future, str] = {}
+            running: set[cf.Future] = set()
 
-            def start_ready() -> None:
-                ready = ready_jobs([kw["name"] for kw in pending], after, done)
-                for kw in [kw for kw in pending if kw["name"] in ready]:
-                    if len(running) >= jobs:
-                        break
-                    pending.remove(kw)
-                    waited = after[kw["name"]]
-                    log(f"      {kw['name']:<26} starting" + (f" (after {', '.join(waited)})" if waited else ""))
-                    running[pool.submit(_run_job, kw)] = kw["name"]
+            def start_next() -> None:
+                while pending and len(running) < jobs:
+                    kw = pending.pop(0)
+                    log(f"      {kw['name']:<26} starting")
+                    running.add(pool.submit(_run_job, kw))
 
-            start_ready()
+            start_next()
             while running:
                 finished, _ = cf.wait(running, return_when=cf.FIRST_COMPLETED)
                 for fut in finished:
-                    name = running.pop(fut)
+                    running.discard(fut)
                     i += 1
                     r = fut.result()
                     report(i, r)
@@ -476,6 +464,5 @@ def run_many(job_args: Sequence[dict[str, Any]], jobs: int = 1, log: Callable[[s
                         pending.clear()  # stop at the first failure: start nothing new
                     else:
                         runs[r.notebook] = r
-                        done.add(name)
-                start_ready()
+                start_next()
     return runs, failure
