@@ -22,7 +22,7 @@ def test_plan_per_profile():
     cpu = get_profile("cpu")
     plan = arithmetic_plan(cpu)
     assert plan.tasks == CPU_TASKS == ("SST-2", "TREC", "QNLI") and set(CPU_TASKS) <= set(cpu.p2_tasks)
-    assert plan.n_seeds == 1 and plan.seeds(cpu, 13) == [13] and arithmetic_plan(cpu, n_seeds=3).seeds(cpu, 13) == [13, 21, 42]
+    assert plan.n_seeds == 3 and plan.seeds(cpu, 13) == [13, 21, 42] and arithmetic_plan(cpu, n_seeds=1).seeds(cpu, 13) == [13]
     paper = get_profile("paper")
     assert arithmetic_plan(paper).n_seeds == 3 and arithmetic_plan(paper).task_list(paper) == list(paper.p2_tasks)
 
@@ -30,7 +30,7 @@ def test_plan_per_profile():
 def test_plan_overrides_and_seeds_beyond_the_profile_list():
     cpu = get_profile("cpu")
     plan = arithmetic_plan(cpu, tasks=["SST-2"], n_seeds=None)
-    assert plan.tasks == ("SST-2",) and plan.n_seeds == 1  # None keeps the plan's value
+    assert plan.tasks == ("SST-2",) and plan.n_seeds == 3  # None keeps the plan's value
     assert arithmetic_plan(cpu, n_seeds=2).seeds(cpu, 21) == [21, 42]
     assert ArithmeticPlan(n_seeds=2).seeds(get_profile("smoke"), 13) == [13, 1013]
     with pytest.raises(ValueError, match="unknown plan fields"):

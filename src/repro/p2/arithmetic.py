@@ -315,6 +315,7 @@ def merging_scheme(wb: "Workbench", ev: Evaluator, source: str, scheme: str, alp
     ties = MERGERS["ties"] if not FT_METHODS[source].sparse else replace(MERGERS["ties"], keep=None)
     config = {"source": source, "scheme": scheme, "grid": grid, "eval": ev.config(), "vectors": vectors_key(vectors),
               "ada": [adamerging_steps, adamerging_lr, adamerging_batch], "ties": ties.config(),
+              "per_example": True,  # every scheme's result carries its per-example test correctness
               "model": wb.profile.model, "data": wb.data_tag}
 
     def compute() -> dict:
@@ -334,11 +335,13 @@ def merging_scheme(wb: "Workbench", ev: Evaluator, source: str, scheme: str, alp
             ada = adamerging(wb.model, wb.pre, vectors, unlabeled, scheme.split("-")[1],
                              steps=adamerging_steps, lr=adamerging_lr * stretch, init=base["alpha"],
                              batch_size=adamerging_batch, seed=ev.seed, progress=False)
-            test = {t: ev.acc(t, "test", ada.merged, 1.0, method.linear) for t in ev.tasks}
+            scored = {t: ev.scored(t, "test", ada.merged, 1.0, method.linear) for t in ev.tasks}
+            test = {t: v[0] for t, v in scored.items()}
             norm = {t: test[t] / single[t]["test"] if single[t]["test"] > 0 else math.nan for t in ev.tasks}
             lam = ada.lambdas.reshape(len(ev.tasks), -1)
             res = {"alpha": None, "abs": float(np.mean(list(test.values()))),
                    "norm": float(np.nanmean(list(norm.values()))), "test": test, "normalized": norm,
+                   "test_correct": {t: v[1] for t, v in scored.items()},
                    "lambda_mean": {t: float(lam[i].mean()) for i, t in enumerate(ev.tasks)},
                    "entropy": ada.history, "seconds": time.perf_counter() - start}
         return {"source": source, "scheme": scheme, **{k: v for k, v in res.items() if k != "single"}}

@@ -16,9 +16,8 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from repro.p2.arithmetic import (ARITHMETIC_METHODS, TABLE1_METHODS, TABLE5_LABELS, ZERO_SHOT_LABEL, cached_json,
-                                 vectors_key, arithmetic_method, method_alphas, method_vectors, run_method, table1_rows,
-                                 table2_rows, zero_shot_summary)
+from repro.p2.arithmetic import (ARITHMETIC_METHODS, TABLE1_METHODS, TABLE5_LABELS, ZERO_SHOT_LABEL, merging_scheme,
+                                 run_method, table1_rows, table2_rows, zero_shot_summary)
 from repro.p2.evaluator import Evaluator
 from repro.p2.methods import METHODS, P2_METHODS, finetune_all
 
@@ -218,30 +217,13 @@ ADA_SCHEMES: tuple[str, ...] = ("adamerging-task", "adamerging-layer")
 def adamerging_correct(wb: "Workbench", ev: Evaluator, source: str, scheme: str, alphas: Sequence[float],
                        adamerging_steps: int = 10, adamerging_lr: float = 0.05, adamerging_batch: int = 8,
                        ) -> dict[str, Any]:
-    """P2 Table 5 AdaMerging model of :func:`repro.p2.arithmetic.merging_scheme`, re-learned with the same seed and
-    settings (that cached result keeps no per-example scores), and its per-example test correctness (cached JSON):
-    ``{"test": {t: acc}, "test_correct": {t: per-example 0/1}}``."""
-    from repro.core.adamerging import adamerging
-
+    """The P2 Table 5 AdaMerging model of :func:`repro.p2.arithmetic.merging_scheme` (the same cached result, not
+    re-learned): ``{"test": {t: acc}, "test_correct": {t: per-example 0/1}}``."""
     if scheme not in ADA_SCHEMES:
         raise ValueError(f"adamerging_correct needs one of {ADA_SCHEMES}, got {scheme!r}")
-    method = arithmetic_method(source)
-    vectors = method_vectors(wb, method, ev.tasks, seed=ev.seed)
-    grid = method_alphas(wb, method, alphas)
-    config = {"source": source, "scheme": scheme, "grid": grid, "eval": ev.config(), "vectors": vectors_key(vectors),
-              "ada": [adamerging_steps, adamerging_lr, adamerging_batch], "per_example": True,
-              "model": wb.profile.model, "data": wb.data_tag}
-
-    def compute() -> dict:
-        base = run_method(wb, ev, source, alphas, negation=ev.control is not None)["addition"]
-        stretch = grid[-1] / max(float(alphas[-1]), 1e-12)
-        ada = adamerging(wb.model, wb.pre, vectors, {t: ev.sets[t]["val"] for t in ev.tasks}, scheme.split("-")[1],
-                         steps=adamerging_steps, lr=adamerging_lr * stretch, init=base["alpha"],
-                         batch_size=adamerging_batch, seed=ev.seed, progress=False)
-        scored = {t: ev.scored(t, "test", ada.merged, 1.0, method.linear) for t in ev.tasks}
-        return {"test": {t: v[0] for t, v in scored.items()}, "test_correct": {t: v[1] for t, v in scored.items()}}
-
-    return cached_json(wb, "p2-merge-ex", config, compute)
+    res = merging_scheme(wb, ev, source, scheme, alphas, adamerging_steps=adamerging_steps,
+                         adamerging_lr=adamerging_lr, adamerging_batch=adamerging_batch)
+    return {"test": res["test"], "test_correct": res["test_correct"]}
 
 
 def table5_correctness(ex: Correctness, ada: Mapping[str, Mapping[str, Any]], source: str = "TaLoS") -> Correctness:
