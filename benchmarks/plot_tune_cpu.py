@@ -66,6 +66,27 @@ def graft_curves() -> None:
     plt.close(fig)
 
 
+def p2_curves() -> None:
+    runs = _load("p2-curve-")
+    if not runs:
+        return
+    fig, axes = plt.subplots(1, len(runs), figsize=(4.2 * len(runs), 3.6), squeeze=False)
+    for ax, r in zip(axes[0], runs):
+        for label in dict.fromkeys(x["label"] for x in r["runs"]):
+            pts = sorted((x["steps"], x["dev"]) for x in r["runs"] if x["label"] == label)
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", ms=3, label=label)
+        ax.axhline(r["zero_shot"], color="k", ls="--", lw=0.8, label="zero-shot")
+        ax.axvline(r["recipe"]["steps"], color="grey", ls=":", lw=0.8)
+        ax.set_xscale("log")
+        ax.set_xlabel(f"AdamW steps (lr {r['recipe']['lr']:g}; dotted: the profile's)")
+        ax.set_ylabel(f"dev accuracy (n = {r['n_dev']})")
+        ax.set_title(f"P2 {r['task']} ({r['data']})")
+    axes[0][0].legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(FIGURES / "p2_curves.png", dpi=120)
+    plt.close(fig)
+
+
 def table() -> None:
     print("| task (data) | k | FT recipe | zero-shot acc / ECE | FT acc / ECE | graft: γ_base → actual size | "
           "graft acc / ECE | % of FT | gain recovered | ECE cut |")
@@ -85,6 +106,7 @@ def main() -> None:
     FIGURES.mkdir(parents=True, exist_ok=True)
     ft_curves()
     graft_curves()
+    p2_curves()
     table()
 
 

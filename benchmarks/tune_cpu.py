@@ -3,12 +3,16 @@
     python benchmarks/tune_cpu.py p1-check   [--task SST-2] [--data DIR] [--ft-lr 5e-2] [--ft-steps 100] [--k 64]
                                              [--graft-lr 1e7] [--graft-steps 20] [--bases 1e-5 1e-4] [--n-test 872]
     python benchmarks/tune_cpu.py ft-curve   [--task SST-2] [--data DIR] [--ft-lr 5e-2] [--ft-steps 400] [--k 64]
-    python benchmarks/tune_cpu.py p2-curve   [--task SST-2] [--method ft|talos] [--lr 3e-4] [--steps 200]
+    python benchmarks/tune_cpu.py p2-curve   [--task SST-2] [--methods ft linearized l-lora lota talos]
+                                             [--steps-list 20 40 120] [--dev-cap 256]
 
 ``p1-check``: zero-shot, fine-tuned and learned-graft test accuracy / ECE and the graft's actual size (the
 issue-15 localisation check), plus each graft step's train/dev score and region size (the best-S curve).
 ``ft-curve``: dev accuracy every ``--eval-every`` steps of one P1 fine-tuning run (is it on a plateau?).
-``p2-curve``: dev accuracy along a P2 AdamW run (dense FT or TaLoS) to see where single-task accuracy plateaus.
+``p2-curve``: single-task dev accuracy of every P2 method trained with the profile's shared AdamW recipe for each
+number of steps in ``--steps-list`` (one full cosine schedule per length, warm-up unchanged), beside zero-shot: has
+the recipe's step count reached the plateau?  Runs go through the artifact store, so lengths the book already
+trained (the recipe's own) are loaded, not re-trained.
 
 Results go to ``benchmarks/sweeps/<command>-<task>-<tag>.json``; the book page "How the cpu profile was chosen"
 plots them.  Runs on one thread (``torch.set_num_threads(1)``) so two can share a 2-core machine.
@@ -26,7 +30,10 @@ import torch
 
 from repro.core.finetune import train
 from repro.data import balanced_sample
+from repro.core.taskvec import TaskVector
 from repro.p1.regions import evaluate_overrides, evaluate_region, graftable_total
+from repro.p2.evaluator import Evaluator
+from repro.p2.methods import METHODS, finetune_method, p2_recipe
 from repro.profiles import get_profile
 from repro.workbench import Workbench
 
@@ -126,10 +133,30 @@ def ft_curve(args: argparse.Namespace) -> None:
             "best_step": res.best_step, "best_dev": res.best_dev})
 
 
+def p2_curve(args: argparse.Namespace) -> None:
+    """Single-task dev accuracy of each P2 method after ``steps`` AdamW steps, for each length in ``--steps-list``."""
+    wb = _workbench(args)
+    base = p2_recipe(wb.profile)
+    n_dev = args.dev_cap or 256
+    ev = Evaluator(wb, [args.task], None, n_val=n_dev, n_test=n_dev, seed=wb.seed)
+    out = {"command": "p2-curve", "task": args.task, "data": _src(args), "recipe": asdict(base), "seed": wb.seed,
+           "n_dev": len(ev.sets[args.task]["val"]), "zero_shot": ev.zero_shot(args.task, "val"), "runs": []}
+    for m in args.methods:
+        for steps in args.steps_list:
+            start = time.perf_counter()
+            tau = finetune_method(wb, args.task, m, seed=wb.seed, recipe=replace(base, steps=steps))
+            dev = ev.acc(args.task, "val", TaskVector(tau), 1.0, METHODS[m].linear)
+            out["runs"].append({"method": m, "label": METHODS[m].label, "steps": steps, "dev": dev,
+                                "seconds": time.perf_counter() - start})
+            print(f"{METHODS[m].label:14s} {steps:4d} steps: dev {dev:.3f} (zero-shot {out['zero_shot']:.3f}; "
+                  f"{time.perf_counter() - start:.0f} s)", flush=True)
+            _write(f"p2-curve-{args.task}-{_src(args)}", out)  # after every run: partial sweeps keep theirs
+
+
 def main() -> None:
     torch.set_num_threads(1)
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("command", choices=["p1-check", "ft-curve"])
+    ap.add_argument("command", choices=["p1-check", "ft-curve", "p2-curve"])
     ap.add_argument("--profile", default="cpu")
     ap.add_argument("--task", default="SST-2")
     ap.add_argument("--data", default=None, help="local data folder (default: the generated tasks)")
@@ -145,10 +172,12 @@ def main() -> None:
     ap.add_argument("--graft-steps", type=int, default=20)
     ap.add_argument("--bases", type=float, nargs="+", default=[1e-5, 1e-4])
     ap.add_argument("--n-test", type=int, default=872)
-    ap.add_argument("--dev-cap", type=int, default=256, help="ft-curve: dev examples scored per point (0 = all)")
+    ap.add_argument("--dev-cap", type=int, default=256, help="ft-curve / p2-curve: dev examples scored per point (0 = all; p2-curve: 256)")
+    ap.add_argument("--methods", nargs="+", default=list(METHODS), help="p2-curve: P2 methods")
+    ap.add_argument("--steps-list", type=int, nargs="+", default=[20, 40, 120], help="p2-curve: run lengths")
     ap.add_argument("--tag", default="default")
     args = ap.parse_args()
-    {"p1-check": p1_check, "ft-curve": ft_curve}[args.command](args)
+    {"p1-check": p1_check, "ft-curve": ft_curve, "p2-curve": p2_curve}[args.command](args)
 
 
 if __name__ == "__main__":

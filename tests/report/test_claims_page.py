@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from repro.report.claims_page import (ClaimsPageError, ci_text, claims_page_markdown, fmt_number, md_escape,
+from repro.report.claims_page import (ClaimsPageError, ci_text, claims_page_markdown, fmt_number, is_exact, md_escape,
                                       one_line, tally)
 
 
@@ -72,3 +72,17 @@ def test_formatting_helpers():
     assert ci_text(None) == "point rule, no CI"
     assert tally([_claim("p1-fig2-x", "holds"), {"holds": None}]) == {"holds": 1, "does-not-hold": 0,
                                                                        "inconclusive": 0, "not-testable": 1}
+
+
+def test_exact_evidence_is_shown_without_a_ci_and_kept_out_of_the_test_size():
+    exact = {"n_examples": 9, "seeds": 3, "statistic": 0.0089, "ci_low": 0.0089, "ci_high": 0.0089, "margin": 0.01,
+             "test": "exact size of the largest learned region; no sampling", "op": "<="}
+    assert is_exact(exact) and not is_exact(EV) and not is_exact(None)
+    assert not is_exact(dict(exact, test="paired bootstrap"))  # a degenerate bootstrap CI is still a CI
+    assert ci_text(exact) == "0.00890 exact ≤ 0.0100 · n 9 · 3 seeds"
+    res = _results()
+    res["p1_localization"]["claims"].append(_claim("p1-table2-size", "holds", evidence=exact))
+    md = claims_page_markdown("cpu", res, list(res))
+    row = next(line for line in md.splitlines() if "p1-table2-size" in line and "dropdown" in line)
+    assert "CI " not in row.split("paper")[1] and "no sampling error, so no CI" in md
+    assert "| 3 | 872 |" in md  # the 9 regions are not mistaken for test examples

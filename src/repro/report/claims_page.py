@@ -62,10 +62,21 @@ def fmt_number(x: float) -> str:
     return f"{x:.{min(digits, 6)}f}"
 
 
+def is_exact(evidence: Mapping[str, Any] | None) -> bool:
+    """Evidence of a deterministic quantity (a region's size, an overlap, a timing ratio of one run): its ``test``
+    starts with "exact" and it carries no interval (``ci_low == ci_high == statistic``)."""
+    return bool(evidence) and str(evidence.get("test", "")).startswith("exact") and \
+        evidence["ci_low"] == evidence["ci_high"] == evidence["statistic"]
+
+
 def ci_text(evidence: Mapping[str, Any] | None) -> str:
-    """``0.97 [0.95, 0.99] ≥ 0.95 · n 872 · 3 seeds`` (the statistic, its 95 % CI, the bound, the data size)."""
+    """``0.97 [0.95, 0.99] ≥ 0.95 · n 872 · 3 seeds`` (the statistic, its 95 % CI, the bound, the data size);
+    ``0.0089 exact ≤ 0.01 · n 9 · 3 seeds`` for an exact quantity."""
     if not evidence:
         return "point rule, no CI"
+    if is_exact(evidence):
+        return (f"{fmt_number(evidence['statistic'])} exact {op_symbol(evidence)} {fmt_number(evidence['margin'])} · "
+                f"n {evidence['n_examples']} · {seeds_text(evidence['seeds'])}")
     return (f"{fmt_number(evidence['statistic'])} [{fmt_number(evidence['ci_low'])}, "
             f"{fmt_number(evidence['ci_high'])}] {op_symbol(evidence)} {fmt_number(evidence['margin'])} · "
             f"n {evidence['n_examples']} · {seeds_text(evidence['seeds'])}")
@@ -146,7 +157,7 @@ def claim_row(claim: Mapping[str, Any], notebook: str, executed: Path | None = N
     ours, paper = md_escape(claim.get("ours")), md_escape(claim.get("paper"))
     title = (f"{BADGE[verdict]} `{claim['id']}` {md_escape(one_line(claim['text']))} "
              f'<span class="claim-meta">ours {md_escape(one_line(str(claim.get("ours") or "—"), 70))} · paper '
-             f'{md_escape(one_line(str(claim.get("paper") or "—"), 60))} · {"CI " if claim.get("evidence") else ""}{md_escape(ci_text(claim.get("evidence")))}'
+             f'{md_escape(one_line(str(claim.get("paper") or "—"), 60))} · {_ci_label(claim.get("evidence"))}{md_escape(ci_text(claim.get("evidence")))}'
              f"</span>")
     body = [f"**Claim.** {md_escape(claim['text'])}", "",
             f"**Paper:** {paper}  ", f"**Ours:** {ours}  ",
@@ -157,10 +168,18 @@ def claim_row(claim: Mapping[str, Any], notebook: str, executed: Path | None = N
     return [f"::::{{dropdown}} {title}", ":class-container: claim-row", "", *body, "::::", ""]
 
 
+def _ci_label(evidence: Mapping[str, Any] | None) -> str:
+    return "CI " if evidence and not is_exact(evidence) else ""
+
+
 def _ci_long(evidence: Mapping[str, Any] | None) -> str:
     if not evidence:
         return "a point comparison without a confidence interval"
     op = {">=": "≥", "<=": "≤"}.get(evidence.get("op", ">="), evidence.get("op", ">="))
+    if is_exact(evidence):
+        return (f"exact value {fmt_number(evidence['statistic'])} (no sampling error, so no CI), claim: value {op} "
+                f"{fmt_number(evidence['margin'])}; n = {evidence['n_examples']}, {evidence['seeds']} seed(s); "
+                f"{evidence['test']}")
     return (f"statistic {fmt_number(evidence['statistic'])}, 95 % CI [{fmt_number(evidence['ci_low'])}, "
             f"{fmt_number(evidence['ci_high'])}], claim: statistic {op} {fmt_number(evidence['margin'])}; "
             f"{evidence['n_examples']} examples, {evidence['seeds']} seed(s); {evidence['test']}")
@@ -210,7 +229,8 @@ def claims_page_markdown(profile: str, results: Mapping[str, Mapping[str, Any]],
             out.append(f"| {md_escape(titles.get(name, name))} | not executed for this profile | | | |")
             continue
         plan = _plan_of(res.get("meta", {}))
-        ns = sorted({c["evidence"]["n_examples"] for c in res["claims"] if c.get("evidence")})
+        ns = sorted({c["evidence"]["n_examples"] for c in res["claims"] if c.get("evidence")
+                     and not is_exact(c["evidence"])})  # exact claims count regions or masks, not test examples
         n_test = (f"{ns[0]}–{ns[-1]}" if len(ns) > 1 else str(ns[0])) if ns else (plan.get("n_test") or "—")
         secs = seconds.get(name)
         out.append(f"| {md_escape(titles.get(name, name))} | {md_escape(', '.join(map(str, plan['tasks'])) or '—')} "
@@ -236,5 +256,5 @@ def claims_page_markdown(profile: str, results: Mapping[str, Mapping[str, Any]],
     return "\n".join(out)
 
 
-__all__ = ["BADGE", "ClaimsPageError", "PAPERS", "VERDICT_ORDER", "ci_text", "claim_row", "claims_page_markdown",
+__all__ = ["BADGE", "ClaimsPageError", "PAPERS", "VERDICT_ORDER", "ci_text", "claim_row", "claims_page_markdown", "is_exact",
            "fmt_number", "md_escape", "one_line", "tally"]
