@@ -126,30 +126,95 @@ def test_table5_claims():
     assert c["verdict"] == "holds" and "Layer-wise AdaMerging" in c["ours"]
 
 
+def _summary(shares: dict[str, float], cv: float, layer_top: dict[int, str]) -> dict:
+    """A hand-made structure summary (repro.p2.localization.structure_summary's keys the claims read)."""
+    qk = [t in ("Q", "K") for t in layer_top.values()]
+    return {"top_weight_types": sorted(shares, key=shares.get, reverse=True), "weight_share": shares,
+            "spread_cv": cv, "layer_top": layer_top, "qk_top_layers": sum(qk) / len(qk) if qk else float("nan")}
+
+
+TALOS = _summary({"Q": 30.0, "K": 25.0, "V": 5.0, "O": 3.0, "FFN-in": 2.0, "FFN-out": 1.0}, 1.4, {0: "Q", 1: "K"})
+LOTA = _summary({"Q": 10.0, "K": 10.0, "V": 10.0, "O": 11.0, "FFN-in": 9.0, "FFN-out": 10.0}, 0.2, {0: "Q", 1: "O"})
+
+
 def test_masks_compared_only_at_equal_sizes():
-    tal = {"top_weight_types": ["Q", "K", "V"], "spread_cv": 1.4, "qk_top_layers": 1.0}
-    lot = {"top_weight_types": ["O", "K", "Q"], "spread_cv": 0.2, "qk_top_layers": 0.5}
     assert cs.size_mismatch({"LoTA": 1000, "TaLoS": 990}) is None
     assert "differ" in cs.size_mismatch({"LoTA": 1000, "TaLoS": 500})
-    assert cs.fig4_qk(_res(), tal, lot, {"LoTA": 1000, "TaLoS": 1000}, task="t", model="m")["verdict"] == "holds"
-    c = cs.fig4_qk(_res(), tal, lot, {"LoTA": 1000, "TaLoS": 500}, task="t", model="m")
-    assert c["verdict"] == "not-testable" and "500" in c["note"]
-    assert cs.fig5_blocks(_res(), tal, lot)["verdict"] == "holds"
+    c = cs.fig4_qk(_res(), TALOS, LOTA, {"LoTA": 1000, "TaLoS": 500}, task="t", model="m")
+    assert c["verdict"] == "not-testable" and "500" in c["note"] and c["evidence"] is None
 
 
-def _costs(talos_iter: float, ft_iter: float) -> dict:
-    return {"talos": {"total_iter_s": talos_iter, "fwd_bwd_s": talos_iter * 0.9, "optim_step_s": 0.02,
-                      "peak_memory_gib": 1.0},
-            "ft": {"total_iter_s": ft_iter, "fwd_bwd_s": ft_iter * 0.8, "optim_step_s": 0.05, "peak_memory_gib": 3.0},
-            "l-lora": {"total_iter_s": ft_iter, "fwd_bwd_s": ft_iter, "optim_step_s": 0.01, "peak_memory_gib": 2.0}}
+def test_fig4_is_exact_on_both_conditions():
+    assert cs.qk_lead(TALOS) == pytest.approx(20.0) and cs.qk_lead(LOTA) == pytest.approx(-1.0)
+    c = cs.fig4_qk(_res(), TALOS, LOTA, {"LoTA": 1000, "TaLoS": 1000}, task="t", model="m")
+    ev = c["evidence"]
+    assert c["verdict"] == "holds" and "deciding part spread" in c["ours"]  # CV gap 1.2 is nearer its margin
+    assert ev["statistic"] == ev["ci_low"] == ev["ci_high"] == pytest.approx(1.2)
+    assert ev["n_examples"] == 6 and ev["seeds"] == 1 and ev["op"] == ">" and ev["margin"] == 0.0
+    assert ev["test"].startswith("exact") and "no sampling" in ev["test"]
+    v_leads = _summary({**TALOS["weight_share"], "V": 40.0}, 1.4, {0: "Q", 1: "K"})  # V above K
+    c = cs.fig4_qk(_res(), v_leads, LOTA, {"LoTA": 1000, "TaLoS": 1000}, task="t", model="m")
+    assert c["verdict"] == "does-not-hold" and c["evidence"]["statistic"] == pytest.approx(-15.0)
+    assert "Q and K lead" in c["ours"]
 
 
-def test_table3_claims():
-    by = _costs(0.3, 1.2)
-    labels = {"talos": "TaLoS", "ft": "Non-linear FT", "l-lora": "L-LoRA"}
-    assert cs.table3_fastest(_res(), by, labels, context="c")["verdict"] == "holds"
-    assert cs.table3_optimizer(_res(), by)["verdict"] == "holds"
-    assert cs.table3_fastest(_res(), _costs(2.0, 1.2), labels, context="c")["verdict"] == "does-not-hold"
+def test_fig5_is_exact_over_blocks():
+    c = cs.fig5_blocks(_res(), TALOS, LOTA)
+    ev = c["evidence"]
+    assert c["verdict"] == "holds" and ev["statistic"] == ev["ci_low"] == ev["ci_high"] == 1.0
+    assert ev["n_examples"] == 2 and ev["op"] == ">=" and ev["margin"] == 1.0 and "no sampling" in ev["test"]
+    c = cs.fig5_blocks(_res(), LOTA, TALOS)  # one block of two led by O
+    assert c["verdict"] == "does-not-hold" and c["evidence"]["statistic"] == 0.5
+    assert cs.fig5_blocks(_res(), _summary({"Q": 1.0}, 0.0, {}), LOTA)["verdict"] == "not-testable"
+
+
+NOISE = np.array([-0.02, -0.01, 0.0, 0.01, 0.02, -0.015, 0.015, 0.0])  # 8 timed iterations, mean exactly 1
+
+
+def _method(total: float, fwd_bwd: float, step: float, memory: float) -> dict:
+    """One method's cost row with its 8 timed iterations (means = the given values)."""
+    row = {"total_iter_s": total, "fwd_bwd_s": fwd_bwd, "optim_step_s": step, "peak_memory_gib": memory}
+    for key in ("total_iter", "fwd_bwd", "optim_step"):
+        row[f"{key}_repeats"] = list(row[f"{key}_s"] * (1 + NOISE))
+    return row
+
+
+def _costs(talos_iter: float, ft_iter: float, talos_step: float = 0.02) -> dict:
+    return {"talos": _method(talos_iter, talos_iter * 0.9, talos_step, 1.0),
+            "ft": _method(ft_iter, ft_iter * 0.8, 0.05, 3.0),
+            "l-lora": _method(ft_iter, ft_iter, 0.01, 2.0)}
+
+
+LABELS = {"talos": "TaLoS", "ft": "Non-linear FT", "l-lora": "L-LoRA"}
+
+
+def test_table3_fastest_bootstraps_over_timed_iterations():
+    c = cs.table3_fastest(_res(), _costs(0.3, 1.2), LABELS, context="c")
+    ev = c["evidence"]
+    assert c["verdict"] == "holds" and "deciding part time vs" in c["ours"]
+    assert ev["statistic"] == pytest.approx(0.25) and ev["ci_low"] < 0.25 < ev["ci_high"] < 1.0
+    assert ev["n_examples"] == 8 and ev["op"] == "<" and ev["margin"] == 1.0 and "8 timed iterations" in ev["test"]
+    assert cs.table3_fastest(_res(), _costs(2.0, 1.2), LABELS, context="c")["verdict"] == "does-not-hold"
+    c = cs.table3_fastest(_res(), _costs(1.195, 1.2), LABELS, context="c")  # 0.4 % faster, ±1.4 % noise
+    assert c["verdict"] == "inconclusive" and c["evidence"]["ci_low"] < 1.0 < c["evidence"]["ci_high"]
+    more_memory = _costs(0.3, 1.2)
+    more_memory["talos"]["peak_memory_gib"] = 2.5  # above L-LoRA's 2.0: one reading, no CI
+    c = cs.table3_fastest(_res(), more_memory, LABELS, context="c")
+    assert c["verdict"] == "does-not-hold" and c["evidence"]["statistic"] == pytest.approx(0.5)
+    assert c["evidence"]["ci_low"] == c["evidence"]["ci_high"] and "memory vs L-LoRA" in c["ours"]
+    with pytest.raises(ValueError, match="total_iter_repeats"):
+        cs.table3_fastest(_res(), {k: {**v, "total_iter_repeats": []} for k, v in _costs(0.3, 1.2).items()},
+                          LABELS, context="c")
+
+
+def test_table3_optimizer_needs_every_ratio_on_its_side():
+    c = cs.table3_optimizer(_res(), _costs(0.3, 1.2))
+    ev = c["evidence"]
+    assert c["verdict"] == "holds" and ev["n_examples"] == 8 and "bootstrap" in ev["test"]
+    assert "deciding part fwd-bwd vs FT" in c["ours"] and ev["statistic"] == pytest.approx(0.27 / 0.96)
+    c = cs.table3_optimizer(_res(), _costs(0.3, 1.2, talos_step=0.005))  # step faster than L-LoRA's
+    assert c["verdict"] == "does-not-hold" and "step vs L-LoRA" in c["ours"]
+    assert c["evidence"]["statistic"] == pytest.approx(0.5) and c["evidence"]["op"] == ">"
 
 
 def test_table4_calibration_is_judged_at_the_paper_budget():
@@ -161,9 +226,15 @@ def test_table4_calibration_is_judged_at_the_paper_budget():
     at_paper = cs.calibration_at_steps(t4, by, PAPER_FT_STEPS)
     assert at_paper["share"] == pytest.approx(20 / (20 + 600)) and at_paper["ft_total"] == pytest.approx(2400)
     c = cs.table4_calibration(_res(), t4, by, steps=40, paper_steps=PAPER_FT_STEPS)
-    assert c["verdict"] == "holds" and "2000 steps" in c["ours"]
+    ev = c["evidence"]
+    assert c["verdict"] == "holds" and "2000 steps" in c["ours"] and "deciding part calibration share" in c["ours"]
+    assert ev["statistic"] == pytest.approx(20 / 620) and ev["ci_low"] < 20 / 620 < ev["ci_high"] < 0.1
+    assert ev["op"] == "<" and ev["margin"] == cs.CALIBRATION_SHARE and ev["n_examples"] == 8
+    assert "held fixed" in ev["test"]
     t4["talos"]["mask_calibration_peak_memory"] = 5.0
-    assert cs.table4_calibration(_res(), t4, by, steps=40, paper_steps=PAPER_FT_STEPS)["verdict"] == "does-not-hold"
+    c = cs.table4_calibration(_res(), t4, by, steps=40, paper_steps=PAPER_FT_STEPS)
+    assert c["verdict"] == "does-not-hold" and "calibration memory" in c["ours"]
+    assert c["evidence"]["statistic"] == c["evidence"]["ci_high"] == pytest.approx(2.0)
 
 
 def test_structure_cost_plan_per_profile():

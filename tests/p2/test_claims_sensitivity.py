@@ -69,9 +69,31 @@ def test_shared_rule_compares_off_diagonal_with_diagonal():
     assert claims.fig1_shared(_res(), *_edits(50, 0, 1, noise=3))["verdict"] == "inconclusive"
 
 
+def _iou(off: dict[tuple[str, str], float]) -> pd.DataFrame:
+    """A long-form IoU table (a, b, iou) of the tasks in ``off`` (unordered pairs → IoU; 1 on the diagonal)."""
+    tasks = list(dict.fromkeys(t for pair in off for t in pair))
+    sym = {**off, **{(b, a): v for (a, b), v in off.items()}}
+    return pd.DataFrame([{"a": a, "b": b, "iou": 1.0 if a == b else sym[(a, b)]} for a in tasks for b in tasks])
+
+
+def test_overlap_is_bootstrapped_over_tasks():
+    iou = _iou({("A", "B"): 0.40, ("A", "C"): 0.50, ("B", "C"): 0.45, ("A", "D"): 0.35, ("B", "D"): 0.42,
+                ("C", "D"): 0.38})
+    c = claims.fig11_overlap(_res(), iou, 0.05)
+    ev = c["evidence"]
+    assert c["verdict"] == "holds" and ev["statistic"] == pytest.approx(2.5 / 6) and ev["n_examples"] == 4
+    assert ev["margin"] == 0.3 and ev["op"] == ">=" and 0.349 <= ev["ci_low"] <= ev["ci_high"] <= 0.501
+    assert "bootstrap over the 4 tasks" in ev["test"] and "6 pairs" in c["note"] and "chance 0.050" in c["ours"]
+    low = iou.assign(iou=np.where(iou.a == iou.b, 1.0, iou.iou - 0.3))
+    c = claims.fig11_overlap(_res(), low, 0.05)
+    assert c["verdict"] == "does-not-hold" and c["evidence"]["ci_high"] < 0.3
+    # one task far from the others: the CI over tasks straddles 0.3
+    mixed = _iou({("A", "B"): 0.45, ("A", "C"): 0.45, ("B", "C"): 0.45, ("A", "D"): 0.05, ("B", "D"): 0.05,
+                  ("C", "D"): 0.05})
+    assert claims.fig11_overlap(_res(), mixed, 0.05)["verdict"] == "inconclusive"
+
+
 def test_overlap_rules_and_gates():
-    assert claims.fig11_overlap(_res(), 0.4, 0.05)["verdict"] == "holds"
-    assert claims.fig11_overlap(_res(), 0.1, 0.05)["verdict"] == "does-not-hold"
     assert claims.fig11_vit(_res(), 0.8, "all-MiniLM-L6-v2")["verdict"] == "not-testable"
     assert claims.fig11_t5(_res(), 0.4, "t5-small")["verdict"] == "holds"
     assert claims.fig11_t5(_res(), 0.4, "all-MiniLM-L6-v2")["verdict"] == "not-testable"

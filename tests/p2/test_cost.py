@@ -14,6 +14,8 @@ def test_measure_dense_sparse_and_linearized(tiny_model, sent_examples):
     dense = measure_iteration(tiny_model, sent_examples, "sent", "Non-linear FT", names, RECIPE, iterations=2, warmup=1)
     total = sum(p.numel() for n, p in tiny_model.named_parameters() if n in names)
     assert dense.trainable == total and dense.optimizer_state == 2 * total
+    assert len(dense.total_iter_repeats) == len(dense.fwd_bwd_repeats) == len(dense.optim_step_repeats) == 2
+    assert dense.total_iter_s == sum(dense.total_iter_repeats) / 2 and "total_iter_repeats" in dense.as_row()
     mask = Mask.random({n: tuple(p.shape) for n, p in tiny_model.named_parameters() if n in names}, 100, seed=0)
     sparse = measure_iteration(tiny_model, sent_examples, "sent", "TaLoS", mask, RECIPE, iterations=2, warmup=1)
     assert sparse.trainable == 100 and sparse.optimizer_state == 200

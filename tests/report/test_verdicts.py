@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from repro.report.results import Results, ResultsError, claim_verdict, validate
-from repro.report.verdicts import (Evidence, VerdictError, check_consistent, compare, decide, difference, mean,
-                                   paired_bootstrap, ratio)
+from repro.report.verdicts import (Evidence, VerdictError, check_consistent, compare, decide, difference,
+                                   independent_bootstrap, mean, paired_bootstrap, ratio)
 
 
 # ---------------------------------------------------------------- decide: the verdict from a CI
@@ -77,6 +77,18 @@ def test_bootstrap_is_seeded_and_checks_shapes():
         mean([1.0, float("nan")])
     with pytest.raises(VerdictError, match="at least one"):
         paired_bootstrap([], np.mean)
+
+
+def test_independent_bootstrap_resamples_each_sample_alone():
+    a = np.array([1.0, 2.0, 3.0, 4.0])
+    diff = lambda x, y: x.mean() - y.mean()  # noqa: E731
+    assert paired_bootstrap([a, a], diff) == (0.0, 0.0, 0.0)  # paired: identical samples never differ
+    est, lo, hi = independent_bootstrap([a, a], diff)  # unpaired: they do
+    assert est == 0.0 and lo < 0.0 < hi
+    est, lo, hi = independent_bootstrap([a, np.array([10.0, 10.0])], diff)  # lengths may differ
+    assert est == -7.5 and lo < -7.5 < hi and independent_bootstrap([a, a], diff) == independent_bootstrap([a, a], diff)
+    with pytest.raises(VerdictError, match="1-d"):
+        independent_bootstrap([np.ones((2, 3))], lambda x: x.mean())
 
 
 def test_ratio_ci_contains_the_estimate():

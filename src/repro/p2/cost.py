@@ -16,7 +16,7 @@ import re
 import resource
 import statistics
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Sequence
 
 import torch
@@ -31,6 +31,9 @@ from repro.profiles import FinetuneRecipe
 
 @dataclass
 class IterationCost:
+    """One method's iteration cost: means and population stds of the timed iterations, peak memory of the timed
+    block, and the timed iterations themselves (``*_repeats``, seconds, for a bootstrap over repeats)."""
+
     method: str
     fwd_bwd_s: float
     fwd_bwd_std: float
@@ -41,6 +44,9 @@ class IterationCost:
     peak_memory_gib: float
     trainable: int
     optimizer_state: int
+    fwd_bwd_repeats: list[float] = field(default_factory=list)
+    optim_step_repeats: list[float] = field(default_factory=list)
+    total_iter_repeats: list[float] = field(default_factory=list)
 
     def as_row(self) -> dict:
         return dict(self.__dict__)
@@ -144,7 +150,7 @@ def measure_iteration(model: Classifier, examples: Sequence[Example], task: str,
     return IterationCost(method, statistics.mean(fb), sd(fb), statistics.mean(st), sd(st), statistics.mean(tot),
                          sd(tot), memory.gib,
                          sum(params[n].numel() if e is None else e.numel() for n, e in entries.items()),
-                         opt.state_numel())
+                         opt.state_numel(), fb, st, tot)
 
 
 def ratios(rows: Sequence[dict], reference: str = "Non-linear FT",

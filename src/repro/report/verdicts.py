@@ -5,6 +5,8 @@ point), ``acc(graft) / acc(FT) ≥ 0.95`` (the ratio of P1 Table 2), ``ECE(graft
 estimated from per-example scores of the two models **on the same test examples** (and the same seeds), and its
 95 % CI comes from a seeded paired bootstrap: examples are resampled with one set of indices shared by both models
 (and, with several seeds, seeds are resampled first, then examples within each drawn seed).
+Repeated measurements that are not paired (timings of methods, each in its own process) are resampled one
+sample at a time instead (:func:`independent_bootstrap`).
 
 The verdict follows from the CI (:func:`decide`):
 
@@ -102,12 +104,39 @@ def paired_bootstrap(samples: Sequence[Any], statistic: Callable[..., float], n_
     for r in range(n_resamples):
         rows, cols = resample_indices(rng, n_seeds, n)
         stats[r] = statistic(*[m[rows, cols] for m in mats])
+    return (estimate, *_percentile_ci(stats, level))
+
+
+def _percentile_ci(stats: np.ndarray, level: float) -> tuple[float, float]:
+    """The percentile CI of the finite bootstrap statistics ``stats``."""
     stats = stats[np.isfinite(stats)]
     if stats.size == 0:
         raise VerdictError("the statistic is undefined on every bootstrap resample")
     alpha = (1.0 - level) / 2.0
     low, high = np.quantile(stats, [alpha, 1.0 - alpha])
-    return estimate, float(low), float(high)
+    return float(low), float(high)
+
+
+def independent_bootstrap(samples: Sequence[Any], statistic: Callable[..., float], n_resamples: int = N_RESAMPLES,
+                          level: float = LEVEL, seed: int = 0) -> tuple[float, float, float]:
+    """Point estimate and percentile CI of ``statistic(*samples)`` when the samples are *not* paired, e.g. repeated
+    timings of methods each measured in its own process: every 1-d sample is resampled on its own (lengths may
+    differ).  ``statistic`` maps the (resampled) 1-d arrays to a number.  Returns ``(estimate, ci_low, ci_high)``."""
+    arrs = [_as_matrix(s, f"samples[{i}]") for i, s in enumerate(samples)]
+    if not arrs:
+        raise VerdictError("independent_bootstrap needs at least one sample")
+    if any(a.shape[0] != 1 for a in arrs):
+        raise VerdictError("independent_bootstrap takes 1-d samples (repeats), got shapes "
+                           f"{[a.shape for a in arrs]}")
+    if not 0 < level < 1:
+        raise VerdictError(f"level must be in (0, 1), got {level}")
+    arrs = [a[0] for a in arrs]
+    estimate = float(statistic(*arrs))
+    rng = np.random.default_rng(seed)
+    stats = np.empty(n_resamples)
+    for r in range(n_resamples):
+        stats[r] = statistic(*[a[rng.integers(0, a.size, size=a.size)] for a in arrs])
+    return (estimate, *_percentile_ci(stats, level))
 
 
 def _mean(m: np.ndarray) -> float:
@@ -265,4 +294,4 @@ def check_consistent(verdict: Any, holds: Any, evidence: Any, note: str = "", wh
 
 __all__ = ["EVIDENCE_KEYS", "Evidence", "HOLDS", "OPS", "VERDICTS", "VerdictError", "check_consistent", "combine_all",
            "compare",
-           "decide", "difference", "mean", "paired_bootstrap", "ratio", "resample_indices", "verdict_of"]
+           "decide", "difference", "independent_bootstrap", "mean", "paired_bootstrap", "ratio", "resample_indices", "verdict_of"]
