@@ -28,9 +28,20 @@ def test_plans_per_profile_and_overrides():
     assert calibration_recipes(get_profile("smoke"), smoke).retrain == get_profile("smoke").p1_finetune
 
 
-def _peft(method, params, ece, acc, ood, rank=None, sparsity=0.1):
-    return {"source": "QNLI", "method": method, "rank": rank, "params": params, "sparsity": sparsity,
-            "id_acc": acc, "id_ece": ece, "ood:MNLI": ood}
+def _peft(method, params, ece, acc, ood, rank=None, sparsity=0.1, label=None):
+    return {"source": "QNLI", "method": method, "label": label or f"{method}-{params}", "rank": rank,
+            "params": params, "sparsity": sparsity, "id_acc": acc, "id_ece": ece, "ood:MNLI": ood}
+
+
+def _peft_runs(rows, n=400):
+    """A PeftRuns whose per-example scores reproduce each row's ECE and OOD accuracy: constant confidence 0.8 and ID
+    accuracy 0.8 − ``id_ece`` (so ECE = ``id_ece``), OOD correctness with the row's accuracy; nested correct sets."""
+    from repro.p1.calibration_runs import PeftRuns
+
+    def scores(r):
+        return {"conf": np.full(n, 0.8), "correct": _correct(0.8 - r["id_ece"], n),
+                "ood:MNLI": _correct(r["ood:MNLI"], n, seed=1)}
+    return PeftRuns(rows=rows, scores={(r["source"], r["label"]): scores(r) for r in rows})
 
 
 def test_peft_claims_compare_the_graft_closest_in_size_not_the_best():
@@ -40,14 +51,39 @@ def test_peft_claims_compare_the_graft_closest_in_size_not_the_best():
             _peft("LoRA", 120, ece=0.10, acc=0.7, ood=0.60, rank=1)]
     pairs = cc.matched_pairs(runs)
     assert len(pairs) == 1 and pairs[0][1]["params"] == 100
-    c6 = cc.table6_peft(Results("t", "smoke"), runs)
+    c6 = cc.table6_peft(Results("t", "smoke"), _peft_runs(runs), n_resamples=300)
+    ev = c6["evidence"]  # PEFT ECE 10 − graft ECE 30 = −20 points on 400 ID examples
     assert c6["verdict"] == "does-not-hold" and "120 params" in c6["ours"] and "(100)" in c6["ours"]
-    c7 = cc.table7_peft_ood(Results("t", "smoke"), runs)
-    assert c7["verdict"] == "does-not-hold"
-    runs[0].update(id_ece=0.05, **{"ood:MNLI": 0.7})
-    assert cc.table6_peft(Results("t", "smoke"), runs)["verdict"] == "holds"
-    assert cc.table7_peft_ood(Results("t", "smoke"), runs)["verdict"] == "holds"
-    assert cc.table6_peft(Results("t", "smoke"), runs[:2])["verdict"] == "not-testable"
+    assert ev["statistic"] == pytest.approx(-20.0) and ev["ci_high"] < 0 and ev["n_examples"] == 400
+    assert ev["op"] == ">" and ev["margin"] == 0 and ev["seeds"] == 1
+    c7 = cc.table7_peft_ood(Results("t", "smoke"), _peft_runs(runs), n_resamples=300)
+    assert c7["verdict"] == "does-not-hold" and c7["evidence"]["statistic"] == pytest.approx(-10.0)
+    runs[0].update(id_ece=0.05, **{"ood:MNLI": 0.7})  # the matched graft: 5 points lower ECE, +10 OOD
+    c6 = cc.table6_peft(Results("t", "smoke"), _peft_runs(runs), n_resamples=300)
+    assert c6["verdict"] == "holds" and c6["evidence"]["ci_low"] > 0
+    c7 = cc.table7_peft_ood(Results("t", "smoke"), _peft_runs(runs), n_resamples=300)
+    assert c7["verdict"] == "holds" and c7["evidence"]["statistic"] == pytest.approx(10.0)
+    assert cc.table6_peft(Results("t", "smoke"), _peft_runs(runs[:2]))["verdict"] == "not-testable"
+    assert cc.table7_peft_ood(Results("t", "smoke"), _peft_runs(runs[:2]))["verdict"] == "not-testable"
+
+
+def test_strata_ci_recomputes_each_set_on_its_drawn_examples():
+    a, b = np.r_[np.ones(30), np.zeros(10)], np.r_[np.ones(100), np.zeros(100)]  # sets of 40 and 200 examples
+    est, lo, hi, n = cc.strata_ci([[a], [b]], lambda d: d[0][0].mean() - d[1][0].mean(), n_resamples=300)
+    assert n == 240 and est == pytest.approx(0.25) and lo < 0.25 < hi
+    with pytest.raises(ValueError, match="same examples"):
+        cc.strata_ci([[a, b]], lambda d: 0.0, n_resamples=10)
+
+
+def _wise_runs(graft_id, graft_ood, ft_id=0.80, ft_ood=0.70, n=200):
+    """WiSE runs of QNLI: WiSE-FT at α = 0.5 and the graft (WiSE-Graft α = 1) with the given accuracies on the
+    same nested examples; OOD on MNLI and SNLI (same accuracy on both)."""
+    from repro.p1.calibration_runs import WiseRuns
+
+    def model(id_, ood):
+        return {"QNLI": _correct(id_, n), "MNLI": _correct(ood, n, seed=1), "SNLI": _correct(ood, n, seed=2)}
+    return WiseRuns(correct={("QNLI", "WiSE-FT", 0.5): model(ft_id, ft_ood),
+                             ("QNLI", "WiSE-Graft", 1.0): model(graft_id, graft_ood)})
 
 
 def _wise(method, alpha, id_, ood):
@@ -56,10 +92,28 @@ def _wise(method, alpha, id_, ood):
 
 def test_wise_claim_needs_both_id_and_ood():
     best = {"WiSE-FT": _wise("WiSE-FT", 0.5, 0.80, 0.70), "WiSE-Graft": _wise("WiSE-Graft", 0.5, 0.8, 0.7)}
-    good = [_wise("WiSE-Graft", 1.0, 0.84, 0.71)]
-    assert cc.fig7e_wise(Results("t", "smoke"), good, best)["verdict"] == "holds"
-    low_id = [_wise("WiSE-Graft", 1.0, 0.70, 0.75)]  # better OOD, 10 points worse ID: dominated on ID
-    assert cc.fig7e_wise(Results("t", "smoke"), low_id, best)["verdict"] == "does-not-hold"
+    good = cc.fig7e_wise(Results("t", "smoke"), _wise_runs(0.84, 0.71), best, n_resamples=300)
+    ev = good["evidence"]
+    assert good["verdict"] == "holds" and ev["ci_low"] >= -1 and ev["op"] == ">=" and ev["margin"] == -1
+    assert ev["n_examples"] in (200, 400) and ev["seeds"] == 1
+    # better OOD, 10 points worse ID: dominated on ID (the deciding coordinate)
+    low_id = cc.fig7e_wise(Results("t", "smoke"), _wise_runs(0.70, 0.75), best, n_resamples=300)
+    assert low_id["verdict"] == "does-not-hold" and low_id["evidence"]["statistic"] == pytest.approx(-10.0)
+    assert low_id["evidence"]["n_examples"] == 200 and "(ID)" in low_id["note"]
+    low_ood = cc.fig7e_wise(Results("t", "smoke"), _wise_runs(0.84, 0.60), best, n_resamples=300)
+    assert low_ood["verdict"] == "does-not-hold" and low_ood["evidence"]["n_examples"] == 400  # MNLI + SNLI pooled
+
+
+def test_fig6_needs_confident_ft_fewer_confident_graft_and_lower_ece():
+    correct = [1] * 70 + [0] * 30  # accuracy 0.7
+    pe = _per_example(0.99, 0.72, correct)  # FT: every example above 0.9, ECE 29; graft: none, ECE 2
+    c = cc.fig6_confidence(Results("t", "smoke"), pe, "A", n_resamples=300)
+    ev = c["evidence"]
+    assert c["verdict"] == "holds" and ev["seeds"] == 3 and ev["n_examples"] == 100
+    assert "FT 100%" in c["ours"] and "graft 0%" in c["ours"]
+    bad = cc.fig6_confidence(Results("t", "smoke"), _per_example(0.85, 0.72, correct), "A", n_resamples=300)
+    assert bad["verdict"] == "does-not-hold" and "FT share above 0.9" in bad["note"]
+    assert bad["evidence"]["statistic"] == 0 and bad["evidence"]["margin"] == 50 and bad["evidence"]["op"] == ">"
 
 
 def _correct(acc, n=400, seed=0):
@@ -167,7 +221,27 @@ def test_agreement_claim_uses_the_ci_of_the_mean():
     assert near["verdict"] == "inconclusive"  # 80% on 20 examples: the CI straddles the margin
 
 
-def test_gap_rule():
-    gaps = [{"task": "QNLI", "method": "FT", "gap_acc": 0.2, "n_train": 32},
-            {"task": "QNLI", "method": "Graft re-training", "gap_acc": 0.05, "n_train": 32}]
-    assert cc.table1_gap(Results("t", "smoke"), gaps, ["QNLI"])["verdict"] == "holds"
+def _gap_runs(re_train, ft_train, test=0.70, tasks=("QNLI",), n_train=128, n_test=500):
+    """GapRuns with the given training accuracies of the re-trained graft and FT, and ``test`` accuracy for both."""
+    from repro.p1.calibration_runs import GapRuns
+
+    out = GapRuns()
+    for t in tasks:
+        for m, tr in (("Graft re-training", re_train), ("FT", ft_train)):
+            out.correct[(t, m, "train")] = _correct(tr, n_train)
+            out.correct[(t, m, "test")] = _correct(test, n_test, seed=1)
+            out.rows.append({"task": t, "method": m, "gap_acc": tr - test, "n_train": n_train, "n_test": n_test})
+    return out
+
+
+def test_gap_rule_resamples_train_and_test_examples():
+    # gaps: re-train 2, FT 25 points → 2 − 12.5 = −10.5 below 0
+    c = cc.table1_gap(Results("t", "smoke"), _gap_runs(0.72, 0.95, tasks=("QNLI", "SST-2")), ["QNLI", "SST-2"],
+                      n_resamples=300)
+    ev = c["evidence"]
+    assert c["verdict"] == "holds" and ev["statistic"] == pytest.approx(2 - 12.5, abs=0.5) and ev["ci_high"] < 0
+    assert ev["n_examples"] == 2 * (128 + 500) and ev["op"] == "<" and ev["margin"] == 0
+    assert "training and 1000 test examples" in c["note"]
+    # re-train gap 15, FT 20 → 15 − 10 = +5: not below half of FT's
+    bad = cc.table1_gap(Results("t", "smoke"), _gap_runs(0.85, 0.90), ["QNLI"], n_resamples=300)
+    assert bad["verdict"] == "does-not-hold" and bad["evidence"]["ci_low"] > 0

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from repro.p1.generalization import bound_terms, log_theta_trivial, uc_variance_bound
+from repro.p1.generalization import bound_terms, gap_from_splits, log_theta_trivial, uc_variance_bound
 
 
 def test_variance_bound_formula_and_monotonicity():
@@ -24,3 +24,11 @@ def test_bound_terms_full_model_is_looser():
     t = bound_terms(s=50, d=10_000, n=256, retrain_test_loss=0.40, ft_test_loss=0.35)
     assert t["variance_fixed_region"] < t["variance_any_region"] < t["variance_full_model"]
     assert t["bias_proxy"] == pytest.approx(0.05)
+
+
+def test_gap_from_splits():
+    tr = {"acc": 0.9, "loss": 0.2, "n": 128, "correct": None}
+    te = {"acc": 0.75, "loss": 0.5, "n": 500, "correct": None}
+    g = gap_from_splits(tr, te)
+    assert g["gap_acc"] == pytest.approx(0.15) and g["gap_loss"] == pytest.approx(0.3)
+    assert (g["n_train"], g["n_test"]) == (128, 500) and "correct" not in g

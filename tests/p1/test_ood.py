@@ -61,3 +61,15 @@ def test_wise_curve_endpoints(tmp_path):
     g = wise_curve(wb, "QNLI", ["MNLI"], tau, [1.0], mask=empty, label="WiSE-Graft", limit=16)
     assert g[0]["id"] == pytest.approx(rows[0]["id"])  # empty graft = θ_pre
     assert best_point(rows)["ood"] == max(r["ood"] for r in rows)
+
+
+def test_wise_rows_are_the_means_of_the_per_example_results():
+    import numpy as np
+
+    from repro.p1.ood import wise_rows
+
+    correct = {0.0: {"QNLI": np.array([1, 0, 0, 0]), "MNLI": np.array([1, 1, 0, 0]), "SNLI": np.array([0, 0])},
+               1.0: {"QNLI": np.array([1, 1, 1, 0]), "MNLI": np.array([1, 1, 1, 1]), "SNLI": np.array([1, 0])}}
+    rows = wise_rows(correct, "QNLI", ["MNLI", "SNLI"], label="WiSE-Graft")
+    assert [r["alpha"] for r in rows] == [0.0, 1.0] and rows[1]["method"] == "WiSE-Graft"
+    assert rows[0]["id"] == 0.25 and rows[1]["ood"] == pytest.approx(0.75)  # mean of the targets' accuracies

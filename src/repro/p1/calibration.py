@@ -94,6 +94,11 @@ def confidence_fractions(conf: Any, n_bins: int = 10) -> list[dict[str, float]]:
     return [{"bin_lo": b / n_bins, "bin_hi": (b + 1) / n_bins, "fraction": float(counts[b])} for b in range(n_bins)]
 
 
+def in_top_bin(conf: Any, n_bins: int = 10) -> np.ndarray:
+    """0/1 per example (shape kept): the confidence lies in the top bin, > 1 − 1/M (Fig. 6's "highly confident")."""
+    return (_bin_index(conf, n_bins) == n_bins - 1).astype(np.uint8)
+
+
 def per_example(pred: Predictions) -> dict[str, np.ndarray]:
     """Per-example ``conf`` (top probability) and ``correct`` (0/1) of one model's predictions."""
     conf, top = pred.probs.max(dim=-1)

@@ -3,8 +3,9 @@ Tables 6-7 (grafting vs LoRA and adapters) and the App. D train-test gaps.
 
 :class:`ChapterModels` gives the chapter's cached models of one source task — FT, the learned graft on
 γ_base = top-``plan.base`` (and the sweep's other sizes), the graft region re-trained from θ_pre, BitFit — on the
-workbench's seed; the functions below score them and build the chapter's table rows.  Table 2's ECE columns over
-several seeds are :func:`repro.p1.calibration.ece_table`.
+workbench's seed; the functions below score them, keep the per-example results the claims bootstrap
+(:class:`OodRuns`, :class:`WiseRuns`, :class:`PeftRuns`, :class:`GapRuns`) and build the chapter's table rows.
+Table 2's ECE columns over several seeds are :func:`repro.p1.calibration.ece_table`.
 """
 
 from __future__ import annotations
@@ -20,8 +21,8 @@ from repro.core.evaluation import score
 from repro.core.masks import Mask
 from repro.p1.calibration import per_example
 from repro.p1.calibration_plan import CalibrationPlan, CalibrationRecipes
-from repro.p1.generalization import bound_terms, train_test_gap
-from repro.p1.ood import OOD_PAIRS, PRINTED_NAME, ood_accuracy, ood_correct
+from repro.p1.generalization import bound_terms, gap_from_splits, split_metrics
+from repro.p1.ood import OOD_PAIRS, PRINTED_NAME, ood_correct, wise_correct, wise_rows
 from repro.p1.peft_baselines import adapter_applied, adapter_params, adapter_run, budget_pct, lora_params, lora_run
 from repro.report.comparison import attach_printed
 from repro.report.results import pct
@@ -117,38 +118,78 @@ def table3_rows(runs: list[dict]) -> list[dict]:
                           {"id_task": r["id_task"], "ood_task": r["task"], "method": r["method"], "metric": "acc"})
 
 
-def _record(models: ChapterModels, s: str, method: str, rank: int | None, params: int, ov: Overrides = None,
-            sparsity: float | None = None) -> dict:
-    """One Table 6-7 row: ID accuracy and ECE (full test set), OOD accuracy per target, the parameter count."""
+@dataclass
+class WiseRuns:
+    """P1 Fig. 7e-f: ``rows`` (:func:`repro.p1.ood.wise_rows`) and ``correct[(source, method, alpha)]`` = {source
+    (ID) / target: 0/1 per example}, the same ``plan.n_eval`` examples for every α and both curves of a source."""
+
+    rows: list[dict] = field(default_factory=list)
+    correct: dict[tuple[str, str, float], dict[str, np.ndarray]] = field(default_factory=dict)
+
+
+def wise_runs(models: ChapterModels) -> WiseRuns:
+    """WiSE-FT and WiSE-Graft curves of every sweep source on ``plan.wise_alphas`` (P1 Fig. 7e-f)."""
+    wb, plan, out = models.wb, models.plan, WiseRuns()
+    for s in plan.sweep_sources:
+        targets = list(OOD_PAIRS[s])
+        for label, mask in (("WiSE-FT", None), ("WiSE-Graft", models.graft(s))):
+            correct = wise_correct(wb, s, targets, models.ft(s), list(plan.wise_alphas), mask=mask, limit=plan.n_eval)
+            out.rows += wise_rows(correct, s, targets, label)
+            out.correct.update({(s, label, a): c for a, c in correct.items()})
+    return out
+
+
+@dataclass
+class PeftRuns:
+    """P1 Tables 6-7: ``rows`` (one per model: ``source, method, label, rank, params, sparsity, id_acc, id_ece``,
+    ``ood:<target>``) and ``scores[(source, label)]`` = per-example ``conf`` / ``correct`` on the full ID test set
+    and ``ood:<target>`` 0/1 on the ``plan.n_eval`` OOD examples, the same examples for every model of a source."""
+
+    rows: list[dict] = field(default_factory=list)
+    scores: dict[tuple[str, str], dict[str, np.ndarray]] = field(default_factory=dict)
+
+
+def _record(models: ChapterModels, s: str, method: str, label: str, rank: int | None, params: int,
+            ov: Overrides = None, sparsity: float | None = None) -> tuple[dict, dict[str, np.ndarray]]:
+    """One Table 6-7 row (ID accuracy and ECE on the full test set, OOD accuracy per target, the parameter count)
+    and its per-example scores."""
     wb = models.wb
-    ece = wb.evaluate(s, "test", ov)
-    acc = ood_accuracy(wb, s, list(OOD_PAIRS[s]), ov, limit=models.plan.n_eval)
-    return {"source": s, "method": method, "rank": rank, "params": int(params),
-            "sparsity": budget_pct(wb, params) if sparsity is None else sparsity,
-            "id_acc": ece["value"], "id_ece": ece["ece"], **{f"ood:{t}": acc[t] for t in OOD_PAIRS[s]}}
+    pred = wb.predict(s, "test", ov)
+    ece = score(pred, wb.model.specs[s].metric)
+    ood = {t: c for t, c in ood_correct(wb, s, list(OOD_PAIRS[s]), ov, limit=models.plan.n_eval).items() if t != s}
+    row = {"source": s, "method": method, "label": label, "rank": rank, "params": int(params),
+           "sparsity": budget_pct(wb, params) if sparsity is None else sparsity,
+           "id_acc": ece["value"], "id_ece": ece["ece"], **{f"ood:{t}": float(c.mean()) for t, c in ood.items()}}
+    return row, {**per_example(pred), **{f"ood:{t}": c for t, c in ood.items()}}
 
 
-def _peft_record(models: ChapterModels, s: str, spec: str) -> dict:
+def _peft_record(models: ChapterModels, s: str, spec: str) -> tuple[dict, dict[str, np.ndarray]]:
     wb, recipe = models.wb, models.recipes.peft
     kind, size = spec.split(":")[0], int(spec.split(":")[1])
     if kind == "lora":
-        return _record(models, s, "LoRA", size, lora_params(wb, size), wb.overrides(lora_run(wb, s, size, recipe)[0]))
+        return _record(models, s, "LoRA", spec, size, lora_params(wb, size),
+                       wb.overrides(lora_run(wb, s, size, recipe)[0]))
     weights, _ = adapter_run(wb, s, kind, size, recipe)
     with adapter_applied(wb, kind, size, weights):
-        return _record(models, s, f"Adapter ({kind.capitalize()})", size, adapter_params(wb, kind, size))
+        return _record(models, s, f"Adapter ({kind.capitalize()})", spec, size, adapter_params(wb, kind, size))
 
 
-def peft_runs(models: ChapterModels) -> list[dict]:
-    """P1 Tables 6-7: per sweep source, the grafts of every size, the 100 % graft (= FT) and every PEFT run."""
-    wb, plan, out = models.wb, models.plan, []
+def peft_runs(models: ChapterModels) -> PeftRuns:
+    """P1 Tables 6-7: per sweep source, the grafts of every size (label ``Grafting@<γ_base>``), the 100 % graft
+    (= FT, ``Grafting@100%``) and every PEFT run (label = its plan spec, e.g. ``lora:1``)."""
+    wb, plan, out = models.wb, models.plan, PeftRuns()
     for s in plan.sweep_sources:
+        records = []
         for b in (plan.base, *plan.sweep_bases):
             g = models.graft(s, b)
-            out.append(_record(models, s, "Grafting", None, g.count(), wb.overrides(models.ft(s), 1.0, g),
-                               100.0 * g.density()))
-        out.append(_record(models, s, "Grafting", None, models.n_params("graftable"), wb.overrides(models.ft(s)),
-                           100.0))
-        out += [_peft_record(models, s, spec) for spec in plan.peft]
+            records.append(_record(models, s, "Grafting", f"Grafting@{b:g}", None, g.count(),
+                                   wb.overrides(models.ft(s), 1.0, g), 100.0 * g.density()))
+        records.append(_record(models, s, "Grafting", "Grafting@100%", None, models.n_params("graftable"),
+                               wb.overrides(models.ft(s)), 100.0))
+        records += [_peft_record(models, s, spec) for spec in plan.peft]
+        for row, sc in records:
+            out.rows.append(row)
+            out.scores[(s, row["label"])] = sc
     return out
 
 
@@ -174,21 +215,35 @@ def peft_tables(wb: "Workbench", runs: list[dict]) -> tuple[list[dict], list[dic
     return t6, t7
 
 
-def gap_runs(models: ChapterModels) -> tuple[list[dict], list[dict]]:
-    """P1 §4.3 / App. D: train-test gaps of FT, graft, re-trained graft and BitFit per task, and the terms of
-    Theorem D.2 for the re-trained graft and BitFit."""
-    wb, gap_rows, bound_rows = models.wb, [], []
+@dataclass
+class GapRuns:
+    """P1 §4.3 / App. D: ``rows`` (train-test gaps per task and model), ``bounds`` (Theorem D.2 terms) and
+    ``correct[(task, method, split)]`` = 0/1 per example of the train and test splits behind each gap."""
+
+    rows: list[dict] = field(default_factory=list)
+    bounds: list[dict] = field(default_factory=list)
+    correct: dict[tuple[str, str, str], np.ndarray] = field(default_factory=dict)
+
+
+def gap_runs(models: ChapterModels) -> GapRuns:
+    """P1 §4.3 / App. D: train-test gaps of FT, graft, re-trained graft and BitFit per task (with the per-example
+    correctness on both splits), and the terms of Theorem D.2 for the re-trained graft and BitFit."""
+    wb, out = models.wb, GapRuns()
     d_total, n_bias = models.n_params("graftable"), models.n_params("bias")
     for t in models.plan.gap_tasks:
         g = models.graft(t)
         ovs = {"FT": wb.overrides(models.ft(t)), "Grafting": wb.overrides(models.ft(t), 1.0, g),
                "Graft re-training": models.retrained(t, g), "BitFit": models.bitfit(t)}
-        gaps = {m: train_test_gap(wb, t, ov) for m, ov in ovs.items()}
-        gap_rows += [{"task": t, "method": m, **v} for m, v in gaps.items()]
-        bound_rows += [{"task": t, "method": m, **bound_terms(n, d_total, gaps[m]["n_train"], gaps[m]["test_loss"],
+        gaps = {}
+        for m, ov in ovs.items():
+            splits = {sp: split_metrics(wb, t, ov, sp) for sp in ("train", "test")}
+            gaps[m] = gap_from_splits(splits["train"], splits["test"])
+            out.correct.update({(t, m, sp): v["correct"] for sp, v in splits.items()})
+        out.rows += [{"task": t, "method": m, **v} for m, v in gaps.items()]
+        out.bounds += [{"task": t, "method": m, **bound_terms(n, d_total, gaps[m]["n_train"], gaps[m]["test_loss"],
                                                              gaps["FT"]["test_loss"])}
                        for m, n in (("Graft re-training", g.count()), ("BitFit", n_bias))]
-    return gap_rows, bound_rows
+    return out
 
 
 def gap_table_rows(gap_rows: list[dict]) -> list[dict]:
@@ -198,4 +253,5 @@ def gap_table_rows(gap_rows: list[dict]) -> list[dict]:
             for r in gap_rows]
 
 
-__all__ = ["ChapterModels", "OodRuns", "gap_runs", "gap_table_rows", "ood_runs", "peft_runs", "peft_tables", "table3_rows"]
+__all__ = ["ChapterModels", "GapRuns", "OodRuns", "PeftRuns", "WiseRuns", "gap_runs", "gap_table_rows", "ood_runs",
+           "peft_runs", "peft_tables", "table3_rows", "wise_runs"]

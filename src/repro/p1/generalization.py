@@ -11,7 +11,7 @@ reported here through its empirical proxy, the test loss of the re-trained graft
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 import torch
 
@@ -22,20 +22,26 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 def split_metrics(wb: "Workbench", task: str, overrides: Mapping[str, torch.Tensor] | None,
-                  split: str) -> dict[str, float]:
-    """Mean cross-entropy (nats) and accuracy (fraction) of a model on one split of ``task``."""
+                  split: str) -> dict[str, Any]:
+    """Mean cross-entropy (nats), accuracy (fraction), n and the per-example 0/1 ``correct`` of a model on one
+    split of ``task``."""
     pred = wb.predict(task, split, overrides)
     loss = torch.nn.functional.cross_entropy(pred.logits.float(), pred.labels).item()
-    return {"loss": loss, "acc": accuracy(pred.preds, pred.labels), "n": int(pred.labels.numel())}
+    return {"loss": loss, "acc": accuracy(pred.preds, pred.labels), "n": int(pred.labels.numel()),
+            "correct": (pred.preds == pred.labels).to(torch.uint8).cpu().numpy()}
 
 
-def train_test_gap(wb: "Workbench", task: str, overrides: Mapping[str, torch.Tensor] | None) -> dict[str, float]:
-    """P1 §4.3: train and test loss / accuracy and the gaps train − test (accuracy) and test − train (loss)."""
-    tr = split_metrics(wb, task, overrides, "train")
-    te = split_metrics(wb, task, overrides, "test")
+def gap_from_splits(tr: Mapping[str, Any], te: Mapping[str, Any]) -> dict[str, float]:
+    """P1 §4.3: train and test loss / accuracy and the gaps train − test (accuracy) and test − train (loss), from
+    the :func:`split_metrics` of the two splits."""
     return {"train_acc": tr["acc"], "test_acc": te["acc"], "gap_acc": tr["acc"] - te["acc"],
             "train_loss": tr["loss"], "test_loss": te["loss"], "gap_loss": te["loss"] - tr["loss"],
             "n_train": tr["n"], "n_test": te["n"]}
+
+
+def train_test_gap(wb: "Workbench", task: str, overrides: Mapping[str, torch.Tensor] | None) -> dict[str, float]:
+    """P1 §4.3: :func:`gap_from_splits` of a model's train and test splits."""
+    return gap_from_splits(split_metrics(wb, task, overrides, "train"), split_metrics(wb, task, overrides, "test"))
 
 
 def uc_variance_bound(s: int, n: int, log_theta: float = 0.0, q: float = 2.0 ** 32, delta: float = 0.05) -> float:

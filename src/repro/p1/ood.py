@@ -126,24 +126,39 @@ def ood_accuracy(wb: "Workbench", source: str, targets: Sequence[str], overrides
     return {t: float(c.mean()) for t, c in ood_correct(wb, source, targets, overrides, split, neutral, limit).items()}
 
 
-def wise_curve(wb: "Workbench", source: str, targets: Sequence[str], vector: Mapping, alphas: Sequence[float],
-               mask=None, label: str = "WiSE-FT", split: str = "test", neutral: str = "drop",
-               limit: int | None = None) -> list[dict]:
-    """P1 Fig. 7e-f: ID and OOD accuracy along θ(α) = (1 − α)·θ_pre + α·θ_end (Wortsman et al. 2022).
+def wise_correct(wb: "Workbench", source: str, targets: Sequence[str], vector: Mapping, alphas: Sequence[float],
+                 mask=None, split: str = "test", neutral: str = "drop", limit: int | None = None
+                 ) -> dict[float, dict[str, np.ndarray]]:
+    """P1 Fig. 7e-f: per-example 0/1 correctness (:func:`ood_correct`) along θ(α) = (1 − α)·θ_pre + α·θ_end
+    (Wortsman et al. 2022), α → {source (ID) / target: array}.
 
-    θ_end is the fine-tuned model (WiSE-FT) or, with ``mask``, the graft θ_pre + γ ⊙ τ (WiSE-Graft).  Rows:
-    ``method, alpha, id`` (source accuracy), one column per target, and ``ood`` (their mean), fractions.
-    """
+    θ_end is the fine-tuned model (WiSE-FT) or, with ``mask``, the graft θ_pre + γ ⊙ τ (WiSE-Graft)."""
     from repro.core.merging import wise_interpolate
 
     end = wb.overrides(vector, 1.0, mask)
     pre = {n: wb.pre[n] for n in end}
+    return {float(a): ood_correct(wb, source, targets, wise_interpolate(pre, end, float(a)), split, neutral, limit)
+            for a in alphas}
+
+
+def wise_rows(correct: Mapping[float, Mapping[str, np.ndarray]], source: str, targets: Sequence[str],
+              label: str = "WiSE-FT") -> list[dict]:
+    """Rows ``method, source, alpha, id`` (source accuracy), one column per target and ``ood`` (their mean),
+    fractions, from :func:`wise_correct`."""
     rows = []
-    for a in alphas:
-        acc = ood_accuracy(wb, source, targets, wise_interpolate(pre, end, float(a)), split, neutral, limit)
+    for a, c in correct.items():
+        acc = {k: float(v.mean()) for k, v in c.items()}
         rows.append({"method": label, "source": source, "alpha": float(a), "id": acc[source],
                      **{t: acc[t] for t in targets}, "ood": sum(acc[t] for t in targets) / len(targets)})
     return rows
+
+
+def wise_curve(wb: "Workbench", source: str, targets: Sequence[str], vector: Mapping, alphas: Sequence[float],
+               mask=None, label: str = "WiSE-FT", split: str = "test", neutral: str = "drop",
+               limit: int | None = None) -> list[dict]:
+    """P1 Fig. 7e-f: ID and OOD accuracy along θ(α) (:func:`wise_correct`), as :func:`wise_rows`."""
+    return wise_rows(wise_correct(wb, source, targets, vector, alphas, mask, split, neutral, limit), source, targets,
+                     label)
 
 
 def best_point(rows: Sequence[Mapping], key: str = "ood") -> dict:
