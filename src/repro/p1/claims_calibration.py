@@ -122,7 +122,7 @@ def fig6_confidence(res: Results, cal_rows: Rows, hist_rows: Rows, task: str) ->
              f"CI (the CIs of the ECE reduction are in p1-table2-ece-reduction)")
 
 
-def _ece_difference(a: Mapping[str, np.ndarray], b: Mapping[str, np.ndarray], op: str,
+def ece_difference(a: Mapping[str, np.ndarray], b: Mapping[str, np.ndarray], op: str,
                     n_resamples: int = N_RESAMPLES) -> tuple[str, Evidence]:
     """``ECE(a) − ECE(b)`` in points ``op`` 0 from per-example ``conf`` / ``correct`` of two models on the same test
     examples, its CI from a paired bootstrap (ECE recomputed on each resample)."""
@@ -143,8 +143,8 @@ def table1_calibration(res: Results, runs: OodRuns, sources: Sequence[str]) -> d
     sc = runs.id_scores
     parts = {}
     for s in sources:
-        parts[f"{s} re-train − FT"] = _ece_difference(sc[(s, "Graft re-training")], sc[(s, "FT")], "<")
-        parts[f"{s} BitFit − graft"] = _ece_difference(sc[(s, "BitFit")], sc[(s, "Grafting")], ">")
+        parts[f"{s} re-train − FT"] = ece_difference(sc[(s, "Graft re-training")], sc[(s, "FT")], "<")
+        parts[f"{s} BitFit − graft"] = ece_difference(sc[(s, "BitFit")], sc[(s, "Grafting")], ">")
     verdict, ev, worst = combine_all(parts)
 
     def ece(s: str, m: str) -> float:
@@ -327,6 +327,6 @@ def table1_gap(res: Results, gap_rows: Rows, tasks: Sequence[str]) -> dict:
                               f"Thm. D.2 is vacuous (> 1) at this n, see the table above; {POINT}")
 
 
-__all__ = ["agreement", "ece_reduction", "fig6_confidence", "fig7_ood_gap", "fig7_small_shift", "fig7e_wise",
-           "matched_pairs", "reduction_ci", "table1_calibration", "table1_gap", "table3_bitfit_ood",
+__all__ = ["agreement", "ece_difference", "ece_reduction", "fig6_confidence", "fig7_ood_gap", "fig7_small_shift",
+           "fig7e_wise", "matched_pairs", "reduction_ci", "table1_calibration", "table1_gap", "table3_bitfit_ood",
            "table3_retrain_ood", "table6_peft", "table7_peft_ood"]
