@@ -213,3 +213,26 @@ def test_rel_correct_scores_pre_mt_and_each_region_on_its_tasks():
     assert set(out["A"]) == {"pre", "MT", "single:A"} and set(out["B"]) == {"pre", "MT", "single:A", "union:g"}
     assert out["A"]["pre"].tolist() == [1] * 4 and out["B"]["union:g"].tolist() == [0] * 4
     assert len(calls) == 2 + 2 + 2 + 1
+
+
+def test_fig8_regions_rebuilds_unions_and_reads_the_tuned_ones_with_region_studys_arguments(monkeypatch):
+    import torch
+
+    from repro.core.masks import Mask
+    from repro.p1 import multitask_runs
+
+    def mask(*on: int) -> Mask:
+        m = torch.zeros(4, dtype=torch.bool)
+        m[list(on)] = True
+        return Mask({"w": m})
+
+    seen = []
+    monkeypatch.setattr(multitask_runs, "tune_union", lambda wb, tasks, vector, union, steps, **kw:
+                        seen.append((tasks, union.count(), steps, kw)) or (mask(3), {}))
+    regions = {"A": mask(0), "B": mask(1), "C": mask(2)}
+    masks, on = multitask_runs.fig8_regions(None, regions, {"g": ["A", "B"]}, {}, 10, {"max_examples": 32})
+    assert set(masks) == {"single:A", "single:B", "single:C", "union:g", "tuned:g"}
+    assert masks["union:g"].count() == 2 and on["union:g"] == on["tuned:g"] == ["A", "B"]
+    assert on["single:C"] == ["A", "B", "C"] and seen == [(["A", "B"], 2, 10, {"max_examples": 32})]
+    masks, _ = multitask_runs.fig8_regions(None, regions, {"g": ["A", "B"]}, {}, 0)
+    assert "tuned:g" not in masks and len(seen) == 1
