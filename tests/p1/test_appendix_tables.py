@@ -57,5 +57,6 @@ def test_placement_helpers_on_two_regions():
     by_type = app.module_shares(place)
     v = by_type[(by_type.target_sparsity == 1e-5) & (by_type.type == "V")].share_of_region.item()
     assert v == pytest.approx(1.0)
-    thirds, top3 = app.placement_claim_inputs(regions, by_type)
-    assert thirds[0]["middle_share"] == pytest.approx(1.0) and "V" in top3[("SST-2", 1e-5)]
+    thirds, shares = app.placement_claim_inputs(regions, by_type)
+    assert thirds[0]["middle_share"] == pytest.approx(1.0) and shares[("SST-2", 1e-5)]["V"] == pytest.approx(1.0)
+    assert sum(shares[("SST-2", 1e-3)].values()) == pytest.approx(1.0)

@@ -25,29 +25,65 @@ def test_plans_per_profile_and_overrides():
     assert continual_recipe(get_profile("smoke")) == get_profile("smoke").p1_finetune
 
 
-def _g(kind, mean_in, min_in, mean_out=0.1):
-    return {"group": "g", "kind": kind, "tasks": "a+b", "mean_in": mean_in, "min_in": min_in, "mean_out": mean_out}
+def _rel_task(n: int, rels: dict, pre: float = 0.5, mt: float = 0.9) -> dict:
+    """One task's per-example correctness: θ_pre at ``pre``, MT at ``mt`` and each region at the accuracy giving it
+    the Eq. 5 Rel of ``rels[name]`` (nested correct sets, as ``_ok`` makes them)."""
+    return {"pre": _ok(n, round(pre * n)), "MT": _ok(n, round(mt * n)),
+            **{m: _ok(n, round((pre + r * (mt - pre)) * n)) for m, r in rels.items()}}
+
+
+def _union(rel_a: float, rel_b: float, tuned: float | None, n: int = 1000) -> dict:
+    extra = (lambda r: {} if tuned is None else {"tuned:g": tuned})
+    return {"A": _rel_task(n, {"union:g": rel_a, **extra(tuned)}), "B": _rel_task(n, {"union:g": rel_b,
+                                                                                       **extra(tuned)})}
 
 
 def test_union_rule_needs_every_value_above_07_and_a_test_gain():
-    r = cm.fig8_union(Results("t", "smoke"), [_g("union", 0.8, 0.75)], [_g("tuned", 0.9, 0.85)], 10)
-    assert r["verdict"] == "holds"
+    groups = {"g": ["A", "B"]}
+    r = cm.fig8_union(Results("t", "smoke"), _union(0.9, 0.9, 1.0), groups, 10)
+    assert r["verdict"] == "holds" and r["evidence"]["n_examples"] == 2000 and r["evidence"]["ci_low"] > 0.05
     # a mean of 0.8 with one value at 0.6: the caption says all values > 0.7
-    assert cm.fig8_union(Results("t", "smoke"), [_g("union", 0.8, 0.6)], [_g("tuned", 0.9, 0.85)],
-                         10)["verdict"] == "does-not-hold"
+    c = cm.fig8_union(Results("t", "smoke"), _union(1.0, 0.6, 1.0), groups, 10)
+    _check(c, "does-not-hold", ">", 0.7)
+    assert c["evidence"]["statistic"] == pytest.approx(0.6) and c["evidence"]["ci_high"] < 0.7
     # tuned == union on test: guaranteed by construction on train+dev, not evidence of the claim
-    assert cm.fig8_union(Results("t", "smoke"), [_g("union", 0.8, 0.75)], [_g("tuned", 0.8, 0.75)],
-                         10)["verdict"] == "does-not-hold"
-    assert cm.fig8_union(Results("t", "smoke"), [], [], 10)["verdict"] == "not-testable"
+    c = cm.fig8_union(Results("t", "smoke"), _union(0.9, 0.9, 0.9), groups, 10)
+    _check(c, "does-not-hold", ">=", 0.05)
+    assert c["evidence"]["statistic"] == pytest.approx(0.0)
+    assert cm.fig8_union(Results("t", "smoke"), _union(0.9, 0.9, None), groups, 10)["verdict"] == "holds"
+    assert cm.fig8_union(Results("t", "smoke"), {}, {}, 10)["verdict"] == "not-testable"
+
+
+def _single(diag: float, off: float, n: int = 1000) -> dict:
+    return {t: _rel_task(n, {f"single:{r}": diag if r == t else off for r in ("A", "B")}) for t in ("A", "B")}
+
+
+def test_isolation_is_a_paired_ci_of_diagonal_minus_off_diagonal_rel():
+    c = cm.fig8_isolation(Results("t", "smoke"), _single(0.9, 0.1), ["A", "B"])
+    _check(c, "holds", ">", 0.2)
+    assert c["evidence"]["statistic"] == pytest.approx(0.8) and c["evidence"]["n_examples"] == 2000
+    c = cm.fig8_isolation(Results("t", "smoke"), _single(0.5, 0.5), ["A", "B"])
+    _check(c, "does-not-hold", ">", 0.2)
+    assert c["evidence"]["ci_high"] < 0.2
+
+
+def test_disjoint_is_exact():
+    ov = {"mean_offdiag": 0.05, "max_offdiag": 0.1, "mean_similar": 0.08, "mean_other": 0.02}
+    c = cm.fig8_disjoint(Results("t", "smoke"), ov, 4)
+    assert c["verdict"] == "holds" and c["evidence"]["n_examples"] == 12 and c["evidence"]["test"].startswith("exact")
+    c = cm.fig8_disjoint(Results("t", "smoke"), dict(ov, mean_offdiag=0.25), 4)
+    assert c["verdict"] == "does-not-hold" and c["evidence"]["statistic"] == c["evidence"]["ci_low"] == 0.25
+    assert (c["evidence"]["op"], c["evidence"]["margin"]) == ("<", 0.2)
+    c = cm.fig8_disjoint(Results("t", "smoke"), dict(ov, mean_similar=0.01), 4)
+    assert c["verdict"] == "does-not-hold" and (c["evidence"]["op"], c["evidence"]["margin"]) == (">", 0.0)
+    nan = float("nan")
+    assert cm.fig8_disjoint(Results("t", "smoke"), dict(ov, mean_similar=nan), 4)["verdict"] == "holds"
 
 
 def test_region_and_continual_rules():
     single = [{"region": a, "task": b, "rel": 1.0 if a == b else 0.1} for a in ("QNLI", "QQP") for b in ("QNLI", "QQP")]
-    assert cm.fig8_isolation(Results("t", "smoke"), single)["verdict"] == "holds"
     assert cm.fig8_asymmetry(Results("t", "smoke"), single)["verdict"] == "does-not-hold"  # Rel(QNLI->QQP)=0.1
     assert cm.fig8_asymmetry(Results("t", "smoke"), single[:1]) is None
-    ov = {"mean_offdiag": 0.05, "max_offdiag": 0.1, "mean_similar": 0.08, "mean_other": 0.02}
-    assert cm.fig8_disjoint(Results("t", "smoke"), ov)["verdict"] == "holds"
 
 
 def _ok(n: int, k: int, start: int = 0) -> np.ndarray:
@@ -115,10 +151,9 @@ def test_table4_graft_continual_needs_every_part():
 
 
 def test_undefined_rel_is_not_testable():
-    nan = float("nan")
-    assert cm.fig8_union(Results("t", "smoke"), [_g("union", nan, nan)], [], 2)["verdict"] == "not-testable"
-    single = [{"region": "a", "task": "a", "rel": nan}, {"region": "a", "task": "b", "rel": nan}]
-    assert cm.fig8_isolation(Results("t", "smoke"), single)["verdict"] == "not-testable"
+    flat = {t: _rel_task(100, {"union:g": 0.5, "single:A": 0.5, "single:B": 0.5}, mt=0.5) for t in ("A", "B")}
+    assert cm.fig8_union(Results("t", "smoke"), flat, {"g": ["A", "B"]}, 2)["verdict"] == "not-testable"
+    assert cm.fig8_isolation(Results("t", "smoke"), flat, ["A", "B"])["verdict"] == "not-testable"
 
 
 def test_paired_correct_scores_every_model_on_the_same_examples():
@@ -146,3 +181,58 @@ def test_paired_correct_scores_every_model_on_the_same_examples():
     out = paired_correct(FakeWb(), "SST-2", {"pre": None, "other": {"w": torch.zeros(1)}})
     assert list(out) == ["pre", "other"] and out["pre"].tolist() == [1] * 5 and out["other"].tolist() == [0] * 5
     assert seen[0] == seen[1] == [f"test-{i}" for i in range(5)]
+
+
+def test_rel_correct_scores_pre_mt_and_each_region_on_its_tasks():
+    import torch
+
+    from repro.core.evaluation import Predictions
+    from repro.p1.multitask_runs import rel_correct
+
+    labels = torch.tensor([0, 1, 1, 0])
+    calls = []
+
+    class Split:
+        def split(self, name):
+            return [f"{name}-{i}" for i in range(len(labels))]
+
+    class FakeWb:
+        def task(self, name):
+            return Split()
+
+        def overrides(self, vector, alpha=1.0, mask=None):
+            return {"mask": mask}
+
+        def predict(self, task, split, overrides, examples=None):
+            calls.append((task, None if overrides is None else overrides["mask"]))
+            pred = labels if overrides is None else 1 - labels
+            return Predictions(logits=torch.nn.functional.one_hot(pred, 2).float(), labels=labels)
+
+    out = rel_correct(FakeWb(), ["A", "B"], {}, {"single:A": "mA", "union:g": "mg"},
+                      {"single:A": ["A", "B"], "union:g": ["B"]})
+    assert set(out["A"]) == {"pre", "MT", "single:A"} and set(out["B"]) == {"pre", "MT", "single:A", "union:g"}
+    assert out["A"]["pre"].tolist() == [1] * 4 and out["B"]["union:g"].tolist() == [0] * 4
+    assert len(calls) == 2 + 2 + 2 + 1
+
+
+def test_fig8_regions_rebuilds_unions_and_reads_the_tuned_ones_with_region_studys_arguments(monkeypatch):
+    import torch
+
+    from repro.core.masks import Mask
+    from repro.p1 import multitask_runs
+
+    def mask(*on: int) -> Mask:
+        m = torch.zeros(4, dtype=torch.bool)
+        m[list(on)] = True
+        return Mask({"w": m})
+
+    seen = []
+    monkeypatch.setattr(multitask_runs, "tune_union", lambda wb, tasks, vector, union, steps, **kw:
+                        seen.append((tasks, union.count(), steps, kw)) or (mask(3), {}))
+    regions = {"A": mask(0), "B": mask(1), "C": mask(2)}
+    masks, on = multitask_runs.fig8_regions(None, regions, {"g": ["A", "B"]}, {}, 10, {"max_examples": 32})
+    assert set(masks) == {"single:A", "single:B", "single:C", "union:g", "tuned:g"}
+    assert masks["union:g"].count() == 2 and on["union:g"] == on["tuned:g"] == ["A", "B"]
+    assert on["single:C"] == ["A", "B", "C"] and seen == [(["A", "B"], 2, 10, {"max_examples": 32})]
+    masks, _ = multitask_runs.fig8_regions(None, regions, {"g": ["A", "B"]}, {}, 0)
+    assert "tuned:g" not in masks and len(seen) == 1

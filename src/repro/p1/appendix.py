@@ -12,6 +12,7 @@ import torch
 
 from repro.core.masks import Mask, placement_rows
 from repro.p1.appendix_plan import AppendixPlan
+from repro.p1.calibration import per_example
 from repro.p1.regions import (evaluate_overrides, fish_regions, ft_and_graft, graftable_total, learned_region,
                               middle_layer_share, random_region, size_fields)
 from repro.report.comparison import attach_printed, seed_rows
@@ -91,6 +92,15 @@ def table5_runs(wb: "Workbench", plan: AppendixPlan, seed: int) -> tuple[list[di
             runs.append({"task": task, "method": "Graft", "target": s, **out["graft"]})
             metas.append(out["meta"])
     return runs, smallest, metas
+
+
+def table5_scores(wb: "Workbench", smallest: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, dict]]:
+    """Per-example ``conf`` / ``correct`` of Table 5's FT and graft (``smallest[task]`` = :func:`table5_runs`'s
+    :func:`~repro.p1.regions.ft_and_graft` output) on the whole test set, the examples its scores use: the input of
+    the paired bootstraps of graft/FT accuracy and of the ECE difference.  Two forward passes per task, no training."""
+    return {t: {"ft": per_example(wb.predict(t, "test", wb.overrides(o["tau"]))),
+                "graft": per_example(wb.predict(t, "test", wb.overrides(o["tau"], mask=o["mask"])))}
+            for t, o in smallest.items()}
 
 
 def table5_rows(runs: Sequence[Mapping[str, Any]], k: int) -> list[dict]:
@@ -213,13 +223,14 @@ def module_shares(place: pd.DataFrame) -> pd.DataFrame:
 
 
 def placement_claim_inputs(regions: Mapping[tuple[str, float], Mask], by_type: pd.DataFrame
-                           ) -> tuple[list[dict], dict]:
-    """What the Fig. 9 / Fig. 10 claims take: each region's first / middle / last third shares, and its three
-    largest sub-module types."""
+                           ) -> tuple[list[dict], dict[tuple[str, float], dict[str, float]]]:
+    """What the Fig. 9 / Fig. 10 claims take: each region's first / middle / last third shares, and its share per
+    sub-module type (``{(task, size): {type: share}}``)."""
     thirds = [{"task": t, "target_sparsity": s, **middle_layer_share(m)} for (t, s), m in regions.items()]
-    top3 = by_type.groupby(["task", "target_sparsity"]).apply(
-        lambda d: set(d.nlargest(3, "share_of_region").type), include_groups=False)
-    return thirds, top3.to_dict()
+    shares: dict[tuple[str, float], dict[str, float]] = {}
+    for r in by_type.itertuples(index=False):
+        shares.setdefault((r.task, r.target_sparsity), {})[r.type] = float(r.share_of_region)
+    return thirds, shares
 
 
 def plot_layers(place: pd.DataFrame) -> None:
@@ -274,5 +285,5 @@ def plot_tracking(rows: Sequence[Mapping[str, Any]], checkpoint: int, task: str)
 
 __all__ = ["MODULE_ORDER", "PAPER_TASK", "eligible_shares", "fish_vs_learned", "module_shares", "placement_claim_inputs",
            "placement_regions", "placement_table", "plot_layers", "plot_modules", "plot_tracking", "region_growth",
-           "table5_rows", "table5_runs", "table8_rows", "table8_runs", "table8_scores", "table9_ratios",
-           "table9_runs"]
+           "table5_rows", "table5_runs", "table5_scores", "table8_rows", "table8_runs", "table8_scores",
+           "table9_ratios", "table9_runs"]

@@ -159,7 +159,7 @@ def fig6_confidence(res: Results, per_example: PerExample, task: str, n_resample
                                            n_resamples=n_resamples),
              "graft − FT share above 0.9": compare(top_g, top_ft, kind="difference", scale=100, op="<", margin=0.0,
                                                    n_resamples=n_resamples),
-             "ECE graft − FT": _ece_difference(gr, ft, "<", n_resamples)}
+             "ECE graft − FT": ece_difference(gr, ft, "<", n_resamples)}
     verdict, ev, worst = combine_all(parts)
     share = parts["FT share above 0.9"][1]
     return res.add_claim(
@@ -177,7 +177,7 @@ def fig6_confidence(res: Results, per_example: PerExample, task: str, n_resample
              f"shown is the deciding part's ({worst})")
 
 
-def _ece_difference(a: Mapping[str, np.ndarray], b: Mapping[str, np.ndarray], op: str,
+def ece_difference(a: Mapping[str, np.ndarray], b: Mapping[str, np.ndarray], op: str,
                     n_resamples: int = N_RESAMPLES) -> tuple[str, Evidence]:
     """``ECE(a) − ECE(b)`` in points ``op`` 0 from per-example ``conf`` / ``correct`` of two models on the same test
     examples (``[examples]`` or ``[seeds, examples]``), its CI from a paired bootstrap (ECE recomputed on each
@@ -201,8 +201,8 @@ def table1_calibration(res: Results, runs: OodRuns, sources: Sequence[str]) -> d
     sc = runs.id_scores
     parts = {}
     for s in sources:
-        parts[f"{s} re-train − FT"] = _ece_difference(sc[(s, "Graft re-training")], sc[(s, "FT")], "<")
-        parts[f"{s} BitFit − graft"] = _ece_difference(sc[(s, "BitFit")], sc[(s, "Grafting")], ">")
+        parts[f"{s} re-train − FT"] = ece_difference(sc[(s, "Graft re-training")], sc[(s, "FT")], "<")
+        parts[f"{s} BitFit − graft"] = ece_difference(sc[(s, "BitFit")], sc[(s, "Grafting")], ">")
     verdict, ev, worst = combine_all(parts)
 
     def ece(s: str, m: str) -> float:
@@ -457,6 +457,7 @@ def table1_gap(res: Results, gap: GapRuns, tasks: Sequence[str], n_resamples: in
                               "table above")
 
 
-__all__ = ["agreement", "ece_reduction", "fig6_confidence", "fig7_ood_gap", "fig7_small_shift", "fig7e_wise",
-           "matched_pairs", "reduction_ci", "strata_ci", "table1_calibration", "table1_gap", "table3_bitfit_ood",
+__all__ = ["agreement", "ece_difference", "ece_reduction", "fig6_confidence", "fig7_ood_gap", "fig7_small_shift",
+           "fig7e_wise", "matched_pairs", "reduction_ci", "strata_ci", "table1_calibration", "table1_gap",
+           "table3_bitfit_ood",
            "table3_retrain_ood", "table6_peft", "table7_peft_ood"]

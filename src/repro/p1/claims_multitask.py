@@ -3,21 +3,23 @@
 Every function takes the rows the chapter (``notebooks/p1_multitask_continual.md``) computed, adds one claim to
 ``res`` and returns it.  Each docstring quotes the sentence of the paper it tests.
 
-The MT-vs-FT claim (Fig. 8 / App. C.1) and the Table 4 claims take per-example 0/1 correctness of the compared
-models on the same test examples (:func:`repro.p1.multitask_runs.paired_correct`) and are judged with
-:mod:`repro.report.verdicts` (paired bootstrap CI, verdict + evidence).  The Fig. 8 region claims (overlap, Eq. 5
-Rel) keep point rules: overlaps are exact counts, and the Rel values come from the frozen driver
-(:func:`repro.p1.multitask.transfer_rows`) as accuracies only; each note says so.
+The MT-vs-FT claim (Fig. 8 / App. C.1), the Eq. 5 Rel claims (Fig. 8b-d) and the Table 4 claims take per-example
+0/1 correctness of the compared models on the same test examples (:func:`repro.p1.multitask_runs.paired_correct`,
+:func:`repro.p1.multitask_runs.rel_correct`) and are judged with :mod:`repro.report.verdicts` (paired bootstrap
+CI, verdict + evidence).  The overlap claim (Fig. 8a) is exact (counts of trained regions, no sampling) and is
+recorded with a zero-width CI; the Rel asymmetry claim keeps a point rule, its note says so.
 """
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
+from repro.p1.claims_appendix import exact
+from repro.p1.multitask import relative_gain
 from repro.report.results import Results
-from repro.report.verdicts import Evidence, combine_all, compare
+from repro.report.verdicts import N_RESAMPLES, Evidence, combine_all, compare, decide, paired_bootstrap
 
 Rows = Sequence[Mapping[str, Any]]
 #: task → model name → per-example 0/1 correctness on the same test examples
@@ -33,73 +35,145 @@ def _mean(xs: Sequence[float]) -> float:
     return sum(xs) / len(xs) if xs else float("nan")
 
 
-def fig8_disjoint(res: Results, ov_sum: Mapping[str, float]) -> dict:
+def fig8_disjoint(res: Results, ov_sum: Mapping[str, float], n_regions: int) -> dict:
     """"Similar tasks, like (SST-2, CR), and (SNLI, MNLI), show relatively higher overlap in grafting regions"
     (Fig. 8a), the regions being nearly disjoint otherwise: mean off-diagonal overlap < 0.2 and the similar pairs
-    overlap more than the others (when a similar pair is among the tasks)."""
-    sim_ok = ov_sum["mean_similar"] == ov_sum["mean_similar"]  # a similar pair is among the MT tasks
-    holds = ov_sum["mean_offdiag"] < 0.2 and (not sim_ok or ov_sum["mean_similar"] > ov_sum["mean_other"])
+    overlap more than the others (when a similar pair is among the tasks).  Overlaps are exact counts of the
+    ``n_regions`` trained regions (no sampling): each part is an exact statistic, combined with :func:`combine_all`."""
+    pairs = n_regions * (n_regions - 1)
+    parts = {"mean off-diagonal overlap < 0.2": exact(ov_sum["mean_offdiag"], "<", 0.2, pairs,
+                                                      "mean overlap over the ordered pairs of distinct regions")}
+    if ov_sum["mean_similar"] == ov_sum["mean_similar"]:  # a similar pair is among the MT tasks
+        parts["similar − other pairs > 0"] = exact(ov_sum["mean_similar"] - ov_sum["mean_other"], ">", 0.0, pairs,
+                                                   "mean overlap of the similar pairs minus that of the other pairs")
+    verdict, ev, worst = combine_all(parts)
     return res.add_claim(
         "p1-fig8-disjoint",
         "Task-specific regions of a multi-task model overlap very little, and similar tasks (SST-2/CR, SNLI/MNLI) "
         "overlap more.", paper="Fig. 8a (heatmap, values not printed)",
         ours=f"mean off-diagonal overlap {ov_sum['mean_offdiag']:.3f} (max {ov_sum['max_offdiag']:.3f}); similar "
              f"pairs {ov_sum['mean_similar']:.3f} vs other pairs {ov_sum['mean_other']:.3f}",
-        holds=bool(holds),
-        note="holds if the mean off-diagonal overlap is < 0.2 and the similar pairs overlap more than the others; "
-             "exact counts of the learned regions, no sampling")
+        verdict=verdict, evidence=ev,
+        note=f"holds if the mean overlap |γi ∩ γj| / |γj| over the {pairs} ordered pairs of distinct regions is < 0.2 "
+             "and the similar pairs overlap more than the others (when a similar pair is among the tasks), does not "
+             f"hold otherwise; exact counts of the learned regions, no sampling; the evidence shown is the deciding "
+             f"part's ({worst})")
 
 
-def fig8_isolation(res: Results, single: Rows) -> dict:
+def _rel_test(correct: Correct, cells: Sequence[tuple[str, str]], reduce: Callable[[dict], float], op: str,
+              margin: float, what: str) -> tuple[str, Evidence]:
+    """``reduce({(model, task): Rel})  op  margin`` for Eq. 5 Rel values, Rel = (P_γ − P_0) / (P_1 − P_0), with a
+    paired bootstrap over the pooled test examples of the tasks in ``cells``: θ_pre (``pre``), the MT model
+    (``MT``) and every grafted model are resampled with the same indices, Rel recomputed on each resample."""
+    tasks = list(dict.fromkeys(t for _, t in cells))
+    models = list(dict.fromkeys(m for m, _ in cells))
+    n = {t: len(correct[t]["pre"]) for t in tasks}
+    task_id = np.concatenate([np.full(n[t], i, dtype=float) for i, t in enumerate(tasks)])
+
+    def pooled(model: str) -> np.ndarray:  # zeros where a model is not scored on a task: never read
+        return np.concatenate([np.asarray(correct[t].get(model, np.zeros(n[t])), dtype=float).ravel()
+                               for t in tasks])
+
+    def stat(tid: np.ndarray, pre: np.ndarray, mt: np.ndarray, *grafted: np.ndarray) -> float:
+        arrays = {"pre": pre, "MT": mt, **dict(zip(models, grafted))}
+        on = {t: tid == i for i, t in enumerate(tasks)}
+        acc = {(m, t): float(arrays[m][on[t]].mean()) if on[t].any() else float("nan")
+               for m, t in {*cells, *((x, t) for t in tasks for x in ("pre", "MT"))}}
+        return reduce({(m, t): relative_gain(acc[(m, t)], acc[("pre", t)], acc[("MT", t)]) for m, t in cells})
+
+    est, lo, hi = paired_bootstrap([task_id, pooled("pre"), pooled("MT"), *map(pooled, models)], stat)
+    ev = Evidence(n_examples=int(task_id.size), seeds=1, statistic=est, ci_low=lo, ci_high=hi, margin=float(margin),
+                  op=op, test=f"paired bootstrap over the pooled test examples of {', '.join(tasks)} (θ_pre, MT and "
+                              f"grafted models on the same examples), {N_RESAMPLES} resamples, 95% CI of {what}")
+    return decide(lo, hi, op, margin), ev
+
+
+def _point_rel(correct: Correct, cells: Sequence[tuple[str, str]]) -> dict[tuple[str, str], float]:
+    """Eq. 5 Rel of every (model, task) cell from the per-example correctness (the driver's values)."""
+    acc = (lambda t, m: float(np.mean(correct[t][m])))
+    return {(m, t): relative_gain(acc(t, m), acc(t, "pre"), acc(t, "MT")) for m, t in cells}
+
+
+def _diag_off(rel: Mapping[tuple[str, str], float]) -> tuple[float, float]:
+    """Mean Rel of the single-task regions (``single:<task>``) on their own task, and on the other tasks."""
+    return (_mean([v for (m, t), v in rel.items() if m == f"single:{t}"]),
+            _mean([v for (m, t), v in rel.items() if m != f"single:{t}"]))
+
+
+def fig8_isolation(res: Results, correct: Correct, tasks: Sequence[str], margin: float = 0.2) -> dict:
     """"The grafted model of a task only does well on itself and a few similar tasks" (Fig. 8b): mean Rel on the
-    region's own task exceeds the mean off-diagonal Rel by > 0.2."""
-    diag = _mean([r["rel"] for r in single if r["region"] == r["task"]])
-    off = _mean([r["rel"] for r in single if r["region"] != r["task"]])
+    region's own task exceeds the mean off-diagonal Rel by > ``margin``.  ``correct`` is
+    :func:`repro.p1.multitask_runs.rel_correct`'s output (regions ``single:<task>``); the CI of the difference comes
+    from a paired bootstrap over the pooled test examples (Rel recomputed on each resample)."""
+    text = "The grafted model of a single task's region only does well on that task and a few similar tasks."
+    cells = [(f"single:{r}", t) for r in tasks for t in tasks]
+    diag, off = _diag_off(_point_rel(correct, cells))
     if diag != diag or off != off:
-        return res.add_claim("p1-fig8-isolation", "The grafted model of a single task's region only does well on "
-                             "that task and a few similar tasks.", paper="Fig. 8b", holds=None, note=UNDEFINED)
+        return res.add_claim("p1-fig8-isolation", text, paper="Fig. 8b", verdict="not-testable", note=UNDEFINED)
+    verdict, ev = _rel_test(correct, cells, lambda rel: float(np.subtract(*_diag_off(rel))), ">", margin,
+                            "mean diagonal − mean off-diagonal Rel")
     return res.add_claim(
-        "p1-fig8-isolation",
-        "The grafted model of a single task's region only does well on that task and a few similar tasks.",
-        paper="Fig. 8b", ours=f"mean Rel on its own task {diag:.2f}, on the other tasks {off:.2f}",
-        holds=bool(diag > off + 0.2),
-        note=f"Rel = Eq. 5 on sub-sampled test sets; holds if the diagonal mean exceeds the off-diagonal mean by "
-             f"> 0.2; {POINT}")
+        "p1-fig8-isolation", text, paper="Fig. 8b",
+        ours=f"mean Rel on its own task {diag:.2f}, on the other tasks {off:.2f}; difference {ev.statistic:+.2f} "
+             f"[{ev.ci_low:+.2f}, {ev.ci_high:+.2f}]",
+        verdict=verdict, evidence=ev,
+        note=f"Rel = Eq. 5 on each task's label-balanced test subset; holds if the 95 % CI of (mean Rel of a region "
+             f"on its own task − mean Rel on the other tasks) lies above +{margin:g}, does not hold if it lies below; "
+             f"paired bootstrap over the {ev.n_examples} pooled test examples ({len(tasks)} regions × {len(tasks)} "
+             "tasks, θ_pre, MT and grafted models on the same examples, Rel recomputed on each resample)")
 
 
-def fig8_union(res: Results, union: Rows, tuned: Rows, tune_steps: int, margin: float = 0.05) -> dict:
+def fig8_union(res: Results, correct: Correct, groups: Mapping[str, Sequence[str]], tune_steps: int,
+               threshold: float = 0.7, margin: float = 0.05) -> dict:
     """"The grafted model with union of regions for a subset G of tasks only does well on the tasks in G and
     similar tasks (all values higher than 0.7)" (Fig. 8c); "10 gradient steps […] cause the accuracy gain on
     relevant tasks to be even higher (around ∼80 %)" (§5.1, Fig. 8d).
 
-    (c) every in-group Rel of the unions > 0.7, as the caption states it (not a mean).  (d) the tuned unions'
-    mean in-group Rel on the *test* split exceeds the unions' by ≥ ``margin``.  "Tuned ≥ union" alone would be
-    guaranteed by construction — the union itself (step 0) is a candidate of ``learn_joint_graft``, selected on
-    train+dev — so the rule asks for a gain on held-out test data instead."""
+    ``correct`` is :func:`repro.p1.multitask_runs.rel_correct`'s output (regions ``union:<group>``,
+    ``tuned:<group>`` on the group's tasks).  (c) every in-group Rel of the unions > ``threshold``, as the caption
+    states it (not a mean): the smallest one.  (d) the tuned unions' mean in-group Rel on the *test* split exceeds
+    the unions' by ≥ ``margin``.  "Tuned ≥ union" alone would be guaranteed by construction — the union itself
+    (step 0) is a candidate of ``learn_joint_graft``, selected on train+dev — so the rule asks for a gain on held-out
+    test data instead.  Each part a paired bootstrap over the pooled test examples of the groups' tasks."""
     text = ("The union of a task group's regions keeps about 70% of the accuracy gains for the group and related "
             "tasks (every value > 0.7), about 80% after 10 gradient steps.")
-    if not union:
-        return res.add_claim("p1-fig8-union", text, paper="~70% (all > 0.7) -> ~80%", holds=None,
+    paper = "~70% (all > 0.7) -> ~80%"
+    if not groups:
+        return res.add_claim("p1-fig8-union", text, paper=paper, verdict="not-testable",
                              note="no task group among this run's MT tasks")
-    u_min = min(r["min_in"] for r in union)
-    if u_min != u_min:
-        return res.add_claim("p1-fig8-union", text, paper="~70% (all > 0.7) -> ~80%", holds=None, note=UNDEFINED)
-    u_in = _mean([r["mean_in"] for r in union])
-    ok_c = u_min > 0.7
-    ours = f"unions: min in-group Rel {u_min:.2f} (mean {u_in:.2f}), out-of-group {_mean([r['mean_out'] for r in union]):.2f}"
+    union = [(f"union:{g}", t) for g, members in groups.items() for t in members]
+    tuned = [(f"tuned:{g}", t) for g, members in groups.items() for t in members
+             if f"tuned:{g}" in correct.get(t, {})]
+
+    def group_mean(rel: dict, kind: str) -> float:  # the mean over groups of each group's mean in-group Rel
+        return _mean([_mean([rel[(f"{kind}:{g}", t)] for t in members]) for g, members in groups.items()])
+
+    point = _point_rel(correct, union + tuned)
+    if any(v != v for v in point.values()):
+        return res.add_claim("p1-fig8-union", text, paper=paper, verdict="not-testable", note=UNDEFINED)
+    parts = {f"min in-group Rel of the unions > {threshold:g}": _rel_test(
+        correct, union, lambda rel: min(rel.values()), ">", threshold, "the smallest in-group Rel of the unions")}
+    ours = f"unions: min in-group Rel {min(point.values()):.2f} (mean {group_mean(point, 'union'):.2f})"
     if tuned:
-        d_in = _mean([r["mean_in"] for r in tuned])
-        ok_d = d_in - u_in >= margin
-        ours += f"; after {tune_steps} joint graft steps mean in-group Rel {d_in:.2f} ({d_in - u_in:+.2f} on test)"
+        parts[f"tuned − union mean in-group Rel ≥ {margin:g}"] = _rel_test(
+            correct, union + tuned, lambda rel: group_mean(rel, "tuned") - group_mean(rel, "union"), ">=", margin,
+            "tuned − union mean in-group Rel")
+        d_in = group_mean(point, "tuned")
+        ours += (f"; after {tune_steps} joint graft steps mean in-group Rel {d_in:.2f} "
+                 f"({d_in - group_mean(point, 'union'):+.2f} on test)")
     else:
-        ok_d = True
         ours += "; the joint-loss steps were not run"
+    verdict, ev, worst = combine_all(parts)
+    ours += "; " + "; ".join(f"{name}: {e.statistic:+.2f} [{e.ci_low:+.2f}, {e.ci_high:+.2f}]"
+                             for name, (_, e) in parts.items())
     return res.add_claim(
-        "p1-fig8-union", text, paper="~70% (all > 0.7) -> ~80%", ours=ours, holds=bool(ok_c and ok_d),
-        note=f"holds if every in-group Rel of the unions is > 0.7 (Fig. 8c caption) and the tuned unions' mean "
-             f"in-group Rel on the test split is ≥ the unions' + {margin:g}; 'tuned ≥ union' alone is guaranteed by "
-             "construction (the union is step 0 of learn_joint_graft, selected on train+dev), so only a held-out "
-             f"test gain counts; {POINT} — a CI would need per-example correctness from transfer_rows")
+        "p1-fig8-union", text, paper=paper, ours=ours, verdict=verdict, evidence=ev,
+        note=f"holds if the 95 % CI of the smallest in-group Rel of the unions lies above {threshold:g} (Fig. 8c "
+             f"caption: every value) and that of the tuned unions' mean in-group Rel minus the unions' on the test "
+             f"split above +{margin:g}; does not hold if one lies wholly on the wrong side; 'tuned ≥ union' alone is "
+             "guaranteed by construction (the union is step 0 of learn_joint_graft, selected on train+dev), so only "
+             f"a held-out test gain counts; paired bootstrap over the {ev.n_examples} pooled test examples of the "
+             f"groups' tasks (Rel recomputed on each resample); the evidence shown is the deciding part's ({worst})")
 
 
 def fig8_asymmetry(res: Results, single: Rows, threshold: float = 0.3) -> dict | None:
