@@ -214,7 +214,8 @@ def fig7_gradient(res: Results, last: Mapping[str, float], drift_task: str, n_ex
                   of_steps: int) -> dict:
     """"the gradients of TaLoS stay almost constant during fine-tuning, as for linearized FT, while LoTA's change
     like non-linear FT's" — P2 Fig. 7.  Holds when TaLoS's relative change of ∇θ f at the last checkpoint is less
-    than half of LoTA's and of non-linear FT's."""
+    than half of LoTA's and of non-linear FT's.  A point rule: the per-example changes behind each mean are not
+    kept (they come from the replayed training run, cached as means)."""
     missing = [m for m in (FT, LOTA, TALOS) if m not in last]
     if missing:
         raise ValueError(f"p2-fig7: no drift at step {step} for {missing}")
@@ -228,7 +229,8 @@ def fig7_gradient(res: Results, last: Mapping[str, float], drift_task: str, n_ex
              + f" (relative change after {step} of {of_steps} steps)",
         holds=bool(ok),
         note=f"{drift_task}, {n_examples} examples; holds = TaLoS's change is less than half of LoTA's and of "
-             f"non-linear FT's; {POINT_RULE}" + ("" if step >= of_steps else
+             f"non-linear FT's; {POINT_RULE}: the cached drift (repro.p2.linear_regime.drift_curve) keeps only "
+             f"the mean over the examples" + ("" if step >= of_steps else
                                                  f"; only the first {step} steps are replayed"))
 
 
