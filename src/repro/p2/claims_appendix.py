@@ -21,7 +21,8 @@ from repro.p2.claims_arithmetic import band, paired_gap, task_means
 from repro.report.results import Results
 from repro.report.verdicts import N_RESAMPLES, Evidence, combine_all, decide, paired_bootstrap
 
-#: ``{method label: {task: {"test": accuracy, "test_correct": per-example 0/1}}}`` (:func:`repro.p2.arithmetic.single_task`)
+#: ``{method label: {task: {"test": accuracy, "test_correct": per-example 0/1}}}``
+#: (:func:`repro.p2.arithmetic.single_task`)
 Single = Mapping[str, Mapping[str, Mapping[str, Any]]]
 
 

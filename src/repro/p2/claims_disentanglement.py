@@ -114,7 +114,8 @@ def fig2_language(res: Results, fig2_rows: Sequence[Mapping], disagreement: Disa
     reason = language_reason(model)
     if reason:
         return res.add_claim("p2-fig2-language", text, paper="Fig. 2 (heatmaps)", ours=ours, **gate(None, reason, rule))
-    parts = {"LoTA − non-linear FT": xi_gap(disagreement, LOTA, FT), "TaLoS − LoTA": xi_gap(disagreement, TALOS, LOTA)}
+    parts = {"LoTA − non-linear FT": xi_gap(disagreement, LOTA, FT),
+             "TaLoS − LoTA": xi_gap(disagreement, TALOS, LOTA)}
     verdict, ev, worst = combine_all(parts)
     return res.add_claim(
         "p2-fig2-language", text, paper="Fig. 2 (heatmaps)",
@@ -142,7 +143,8 @@ def fig3_localization(res: Results, fig3_rows: Sequence[Mapping], model: str, se
                     f"accuracy (ties count) and improves its own task; {POINT_RULE}"))
 
 
-#: ``{method: {task: {"ft": per-example 0/1, "lin": per-example 0/1}}}`` (:func:`repro.p2.disentanglement_views.fig6_tables`)
+#: ``{method: {task: {"ft": per-example 0/1, "lin": per-example 0/1}}}``
+#: (:func:`repro.p2.disentanglement_views.fig6_tables`)
 LinCorrect = Mapping[str, Mapping[str, Mapping[str, Sequence[int]]]]
 
 
@@ -161,10 +163,12 @@ def linear_gap_parts(correct: LinCorrect, within_pp: float = 2.0, n_resamples: i
     def gaps(x: np.ndarray, y: np.ndarray, i: np.ndarray) -> np.ndarray:
         return 100.0 * np.abs(task_means(y, i, n) - task_means(x, i, n))
 
-    stats = {f"|gap| TaLoS − {FT}": lambda *m: finite_mean(gaps(m[0], m[1], m[6])) - finite_mean(gaps(m[2], m[3], m[6])),
-             f"|gap| TaLoS − {LOTA}": lambda *m: finite_mean(gaps(m[0], m[1], m[6])) - finite_mean(gaps(m[4], m[5], m[6])),
-             f"share of tasks with TaLoS |gap| ≤ {within_pp:g} pp": lambda *m: finite_mean(
-                 (gaps(m[0], m[1], m[6]) <= within_pp).astype(float))}
+    def excess(other: int) -> Any:  # TaLoS's mean |gap| − that of the method at samples[2·other], [2·other + 1]
+        return lambda *m: finite_mean(gaps(m[0], m[1], m[6])) - finite_mean(gaps(m[2 * other], m[2 * other + 1], m[6]))
+
+    stats = {f"|gap| TaLoS − {FT}": excess(1), f"|gap| TaLoS − {LOTA}": excess(2),
+             f"share of tasks with TaLoS |gap| ≤ {within_pp:g} pp":
+                 lambda *m: finite_mean((gaps(m[0], m[1], m[6]) <= within_pp).astype(float))}
     parts = {}
     for name, stat in stats.items():
         op, margin = (">", 0.5) if name.startswith("share") else ("<=", 0.0)

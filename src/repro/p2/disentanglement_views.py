@@ -198,5 +198,5 @@ def plot_fig7(drift_rows: Sequence[Mapping], task: str, n_examples: int, of_step
     return fig
 
 
-__all__ = ["fig2_tables", "fig3_tables", "fig6_summary", "fig6_tables", "fig7_table", "linearized_scores", "plot_fig2", "plot_fig3",
-           "plot_fig6", "plot_fig7"]
+__all__ = ["fig2_tables", "fig3_tables", "fig6_summary", "fig6_tables", "fig7_table", "linearized_scores", "plot_fig2",
+           "plot_fig3", "plot_fig6", "plot_fig7"]

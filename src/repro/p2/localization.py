@@ -172,7 +172,8 @@ def _linear_disentanglement(model: Classifier, pre: Tensors, u1: TaskVector, u2:
 
 def disentanglement_grid(wb: "Workbench", tau1: Mapping[str, torch.Tensor], tau2: Mapping[str, torch.Tensor],
                          task1: str, task2: str, examples1: Sequence[Example], examples2: Sequence[Example],
-                         grid: Sequence[float], linear: bool = False) -> tuple[list[dict], tuple[list[float], list[float]]]:
+                         grid: Sequence[float], linear: bool = False,
+                         ) -> tuple[list[dict], tuple[list[float], list[float]]]:
     """P2 Fig. 2: ξ(α1, α2) on ``grid`` × ``grid`` as rows ``{alpha1, alpha2, xi}`` (ξ ∈ [0, 2]), and each
     example's share of grid points that disagree, ``(d1 over examples1, d2 over examples2)``.
 
