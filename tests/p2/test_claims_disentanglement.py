@@ -35,20 +35,40 @@ def test_fig2_vision_fails_when_a_linearized_method_is_above_ft():
     assert c["verdict"] == "does-not-hold"
 
 
+N = 300  # test examples per task
+
+
+def shares(mean: float, n: int = N) -> list[float]:
+    """Per-example shares of disagreeing grid points with the given mean (0 or 1 each)."""
+    k = int(round(mean * n))
+    return [1.0] * k + [0.0] * (n - k)
+
+
+def disagreement(**xi):
+    """``fig2_tables``-shaped per-example disagreement: each task of the pair A + B contributes ξ / 2."""
+    names = {"ft": "Non-linear FT", "lin": "Linearized FT", "llora": "L-LoRA", "lota": "LoTA", "talos": "TaLoS"}
+    return {names[k]: {"A + B": (shares(v / 2), shares(v / 2))} for k, v in xi.items()}
+
+
 def test_fig2_fails_loudly_without_the_linearized_methods():
     rows = [r for r in xi_rows(**GOOD) if r["method"] not in ("Linearized FT", "L-LoRA")]
     with pytest.raises(ValueError, match="Linearized FT"):
         cd.fig2_vision(Results("p2_disentanglement", "smoke"), rows, VIT, "g")
     with pytest.raises(ValueError, match="L-LoRA"):
-        cd.fig2_language(Results("p2_disentanglement", "smoke"), rows, TEXT, "g")
+        cd.fig2_language(Results("p2_disentanglement", "smoke"), rows, disagreement(**GOOD), TEXT, "g")
 
 
 def test_fig2_language_order_and_gate():
-    res = Results("p2_disentanglement", "smoke")
-    assert cd.fig2_language(res, xi_rows(**GOOD), TEXT, "g")["verdict"] == "holds"
-    bad = xi_rows(**dict(GOOD, talos=0.8))  # TaLoS above LoTA
-    assert cd.fig2_language(Results("p2_disentanglement", "smoke"), bad, TEXT, "g")["verdict"] == "does-not-hold"
-    assert cd.fig2_language(Results("x", "smoke"), xi_rows(**GOOD), VIT, "g")["verdict"] == "not-testable"
+    c = cd.fig2_language(Results("p2_disentanglement", "smoke"), xi_rows(**GOOD), disagreement(**GOOD), TEXT, "g")
+    ev = c["evidence"]
+    assert c["verdict"] == "holds" and ev["n_examples"] == 2 * N and ev["op"] == "<" and ev["ci_high"] < 0
+    assert ev["statistic"] in (pytest.approx(0.7 - 0.9), pytest.approx(0.2 - 0.7)) and "deciding part" in c["note"]
+    bad = dict(GOOD, talos=0.8)  # TaLoS above LoTA
+    c = cd.fig2_language(Results("p2_disentanglement", "smoke"), xi_rows(**bad), disagreement(**bad), TEXT, "g")
+    assert c["verdict"] == "does-not-hold" and c["evidence"]["statistic"] == pytest.approx(0.1)
+    assert c["evidence"]["ci_low"] > 0 and "TaLoS − LoTA" in c["note"]
+    c = cd.fig2_language(Results("x", "smoke"), xi_rows(**GOOD), disagreement(**GOOD), VIT, "g")
+    assert c["verdict"] == "not-testable" and c["evidence"] is None
 
 
 def fig3_rows(off_talos, diag_talos):
@@ -73,10 +93,27 @@ def lin_rows(talos_gaps, lota_gap=5.0):
     return rows
 
 
+def lin_correct(talos_flips, other_flips=40, n=400):
+    """``fig6_tables``-shaped correctness on 3 tasks: the linearization flips ``flips`` correct examples to wrong."""
+    def pair(flips):
+        ft = [1] * 300 + [0] * (n - 300)
+        return {"ft": ft, "lin": [0] * flips + ft[flips:]}
+    return {m: {f"t{i}": pair(f) for i, f in enumerate(flips)} for m, flips in
+            (("TaLoS", talos_flips), ("Non-linear FT", [other_flips] * 3), ("LoTA", [other_flips] * 3))}
+
+
 def test_fig6_linear():
-    assert cd.fig6_linear(Results("a", "smoke"), lin_rows([0.5, -1.0, 3.0]), VIT)["verdict"] == "holds"
-    assert cd.fig6_linear(Results("a", "smoke"), lin_rows([0.5, 3.0, 3.0]), VIT)["verdict"] == "does-not-hold"
-    assert cd.fig6_linear(Results("a", "smoke"), lin_rows([0.5]), TEXT)["verdict"] == "not-testable"
+    c = cd.fig6_linear(Results("a", "smoke"), lin_rows([0.5, -0.5, 0.5]), lin_correct([2, 2, 2]), VIT)
+    ev = c["evidence"]
+    assert c["verdict"] == "holds" and ev["n_examples"] == 1200 and "paired bootstrap" in ev["test"]
+    c = cd.fig6_linear(Results("a", "smoke"), lin_rows([10, 10, 10]), lin_correct([40, 40, 40], 2), VIT)
+    ev = c["evidence"]
+    assert c["verdict"] == "does-not-hold" and ev["op"] in ("<=", ">") and "deciding part" in c["note"]
+    assert (ev["ci_low"] > ev["margin"]) if ev["op"] == "<=" else (ev["ci_high"] <= ev["margin"])
+    c = cd.fig6_linear(Results("a", "smoke"), lin_rows([0.5]), lin_correct([2, 2, 2]), TEXT)
+    assert c["verdict"] == "not-testable" and c["evidence"] is None
+    with pytest.raises(ValueError, match="LoTA"):
+        cd.fig6_linear(Results("a", "smoke"), lin_rows([0.5]), {"TaLoS": {}, "Non-linear FT": {}}, VIT)
 
 
 def test_fig7_gradient():

@@ -56,3 +56,16 @@ def test_linear_xi_names_missing_base(tiny):
     with pytest.raises(KeyError, match="linear_base"):
         disentanglement_error(model, pre, tau1, tau2, d1, d2, SENT.name, TOPIC.name, [0.0, 1.0], progress=False,
                               linear_base={})
+
+
+@pytest.mark.parametrize("linear", [False, True])
+def test_per_example_disagreement_averages_to_the_grid_mean(tiny, linear):
+    model, pre, tau1, tau2, d1, d2 = tiny
+    grid = [-3.0, 0.0, 3.0]
+    kw = {"linear_base": {n: pre[n] for n in set(tau1.names) | set(tau2.names)}} if linear else {}
+    xi = disentanglement_error(model, pre, tau1, tau2, d1, d2, SENT.name, TOPIC.name, grid, progress=False, **kw)
+    same, e1, e2 = disentanglement_error(model, pre, tau1, tau2, d1, d2, SENT.name, TOPIC.name, grid,
+                                         progress=False, per_example=True, **kw)
+    np.testing.assert_allclose(same, xi)
+    assert e1.shape == (len(d1),) and e2.shape == (len(d2),) and 0 <= e1.min() and e2.max() <= 1
+    assert e1.mean() + e2.mean() == pytest.approx(xi.mean())

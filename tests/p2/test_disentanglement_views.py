@@ -19,7 +19,8 @@ GRID = [-1.0, 0.0, 1.0]
 
 def _grid_cells(wb, tau1, tau2, t1, t2, ex1, ex2, grid, linear=False):
     xi = 0.1 if linear else 0.5
-    return [{"alpha1": a, "alpha2": b, "xi": xi * (a >= 0) * (b >= 0)} for a in grid for b in grid]
+    cells = [{"alpha1": a, "alpha2": b, "xi": xi * (a >= 0) * (b >= 0)} for a in grid for b in grid]
+    return cells, ([xi] * len(ex1), [0.0] * len(ex2))
 
 
 def _loc_cells(wb, vectors, tasks, examples, linear=False, pre_scores=None):
@@ -38,26 +39,29 @@ class _WB:
 def test_fig2_rows_per_pair_and_method(monkeypatch):
     monkeypatch.setattr(views, "disentanglement_grid", _grid_cells)
     vectors = {k: {t: {} for t in TASKS} for k in KEYS}
-    grid_rows, rows = views.fig2_tables(_WB(), vectors, KEYS, [("A", "B")], {"A": [1] * 4, "B": [1] * 4}, GRID, 3, 4)
+    grid_rows, rows, per_example = views.fig2_tables(_WB(), vectors, KEYS, [("A", "B")], {"A": [1] * 4, "B": [1] * 4}, GRID, 3, 4)
     assert len(grid_rows) == 2 * 9 and {r["pair"] for r in grid_rows} == {"A + B"}
     by = {r["method"]: r for r in rows}
     assert by["Linearized FT"]["value"] < by["Non-linear FT"]["value"]
     assert by["Non-linear FT"]["grid"] == "3x3 on [-3,3]^2" and by["Non-linear FT"]["n_per_task"] == 4
+    assert per_example["Linearized FT"]["A + B"] == ([0.1] * 4, [0.0] * 4) and set(per_example) == set(LABELS)
     views.plot_fig2(grid_rows, [("A", "B")], LABELS)
     plt.close("all")
 
 
 def test_fig3_and_fig6_rows(monkeypatch):
     monkeypatch.setattr(views, "function_localization", _loc_cells)
-    monkeypatch.setattr(views, "linearized_accuracy",
-                        lambda model, ex, t, pre, vec, batch_size: {"ft": 0.8, "lin": 0.7, "agreement": 0.9})
+    monkeypatch.setattr(views, "linearized_scores",
+                        lambda model, ex, t, pre, vec, batch_size: {"ft": 0.8, "lin": 0.7, "agreement": 0.9,
+                                                                    "ft_correct": [1, 1], "lin_correct": [1, 0]})
     vectors = {k: {t: {} for t in TASKS} for k in KEYS}
     sets = {t: [1, 2] for t in TASKS}
     loc_rows, rows = views.fig3_tables(_WB(), vectors, KEYS, TASKS, sets)
     by = {(r["method"], r["metric"]): r["value"] for r in rows}
     assert by[("Non-linear FT", "diagonal_ratio")] == pytest.approx(1.6)
     assert by[("Linearized FT", "off_diagonal_abs_dev")] == pytest.approx(0.1)
-    lin = views.fig6_tables(_WB(), vectors, KEYS, TASKS, sets, loc_rows, batch_size=2)
+    lin, correct = views.fig6_tables(_WB(), vectors, KEYS, TASKS, sets, loc_rows, batch_size=2)
+    assert correct == {"Non-linear FT": {t: {"ft": [1, 1], "lin": [1, 0]} for t in TASKS}}
     ft = [r for r in lin if r["method"] == "Non-linear FT"]
     assert [r["value"] for r in ft] == pytest.approx([-10.0, -10.0]) and not ft[0]["by_construction"]
     own = [r for r in lin if r["method"] == "Linearized FT"]

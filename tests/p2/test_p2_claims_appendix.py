@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from repro.p2 import claims_appendix as ca
@@ -13,46 +14,85 @@ from repro.report.results import Results
 TASKS = ["A", "B"]
 
 
-def scores(talos=(80.0, 80.0), llora=(79.0, 81.0), ft=81.0, lota=80.5):
-    return {"TaLoS": dict(zip(TASKS, talos)), "L-LoRA": dict(zip(TASKS, llora)),
-            "Non-linear FT": {t: ft for t in TASKS}, "Linearized FT": {t: 78.0 for t in TASKS},
-            "LoTA": {t: lota for t in TASKS}}
+N = 400  # test examples per task
+
+
+def correct(acc: float, n: int = N, shift: int = 0) -> list[int]:
+    """``n`` per-example 0/1 scores with accuracy ``acc`` (the first ``round(acc·n)`` examples, rolled by ``shift``)."""
+    k = int(round(acc * n))
+    return list(np.roll([1] * k + [0] * (n - k), shift))
+
+
+def single(talos=(0.80, 0.80), llora=(0.70, 0.70), ft=0.81, lota=0.80):
+    """``single_task``-shaped results of the five Fig. 9 methods on TASKS."""
+    accs = {"TaLoS": dict(zip(TASKS, talos)), "L-LoRA": dict(zip(TASKS, llora)), "Non-linear FT": dict.fromkeys(TASKS, ft),
+            "Linearized FT": dict.fromkeys(TASKS, 0.78), "LoTA": dict.fromkeys(TASKS, lota)}
+    return {m: {t: {"test": a, "test_correct": correct(a)} for t, a in by.items()} for m, by in accs.items()}
 
 
 def test_fig9_single_task():
-    assert ca.fig9_single_task(Results("a", "smoke"), scores(), TASKS, 64)["verdict"] == "holds"
-    assert ca.fig9_single_task(Results("a", "smoke"), scores(ft=85.0), TASKS, 64)["verdict"] == "does-not-hold"
-    assert ca.fig9_single_task(Results("a", "smoke"), scores(llora=(90, 90)), TASKS, 64)["verdict"] == "does-not-hold"
-    s = scores()
+    c = ca.fig9_single_task(Results("a", "smoke"), single(), TASKS, N)
+    ev = c["evidence"]
+    assert c["verdict"] == "holds" and ev["n_examples"] == 2 * N and ev["seeds"] == 1
+    assert "paired bootstrap" in ev["test"] and "deciding part" in c["note"]
+    c = ca.fig9_single_task(Results("a", "smoke"), single(ft=0.95), TASKS, N)  # FT far above TaLoS
+    assert c["verdict"] == "does-not-hold" and c["evidence"]["op"] == "<=" and c["evidence"]["margin"] == 2.0
+    assert c["evidence"]["ci_low"] > 2.0
+    c = ca.fig9_single_task(Results("a", "smoke"), single(llora=(0.95, 0.95)), TASKS, N)  # L-LoRA above everywhere
+    assert c["verdict"] == "does-not-hold" and c["evidence"]["statistic"] == 0.0 and c["evidence"]["margin"] == 0.5
+    s = single()
     del s["L-LoRA"]
     with pytest.raises(ValueError, match="L-LoRA"):
-        ca.fig9_single_task(Results("a", "smoke"), s, TASKS, 64)
+        ca.fig9_single_task(Results("a", "smoke"), s, TASKS, N)
 
 
-def point(single, abs_, target):
-    return {"single": single, "abs": abs_, "target": target}
+def point(single_acc, abs_, target):
+    """An ``arithmetic_summary``-shaped point: means and the per-example correctness behind them."""
+    return {"single": single_acc, "abs": abs_, "target": target, "norm": abs_ / single_acc,
+            "single_per_task": dict.fromkeys(TASKS, single_acc),
+            "correct": {"single": {t: correct(single_acc) for t in TASKS}, "addition": {t: correct(abs_) for t in TASKS},
+                        "target": {t: correct(target) for t in TASKS}}}
 
 
 def test_fig8_sparsity():
-    sweep = {0.0: point(0.85, 0.60, 0.5), 0.9: point(0.84, 0.70, 0.3), 0.99: point(0.80, 0.65, 0.4)}
-    assert ca.fig8_sparsity(Results("a", "smoke"), sweep, TASKS)["verdict"] == "holds"
-    sweep[0.99] = point(0.80, 0.75, 0.4)  # 0.99 adds better
-    assert ca.fig8_sparsity(Results("a", "smoke"), sweep, TASKS)["verdict"] == "does-not-hold"
+    sweep = {0.0: point(0.85, 0.60, 0.5), 0.9: point(0.84, 0.70, 0.3), 0.99: point(0.80, 0.60, 0.4)}
+    c = ca.fig8_sparsity(Results("a", "smoke"), sweep, TASKS)
+    assert c["verdict"] == "holds" and c["evidence"]["n_examples"] == 2 * N and c["evidence"]["ci_low"] <= \
+        c["evidence"]["statistic"] <= c["evidence"]["ci_high"]
+    sweep[0.99] = point(0.80, 0.85, 0.4)  # 0.99 adds much better
+    c = ca.fig8_sparsity(Results("a", "smoke"), sweep, TASKS)
+    assert c["verdict"] == "does-not-hold" and c["evidence"]["op"] == ">=" and c["evidence"]["ci_high"] < 0
+    assert "abs k=0.9 − k=0.99" in c["note"]
     assert ca.fig8_sparsity(Results("a", "smoke"), {0.0: sweep[0.0]}, TASKS)["verdict"] == "not-testable"
+    del sweep[0.0]["correct"]
+    with pytest.raises(KeyError, match="per-example"):
+        ca.fig8_sparsity(Results("a", "smoke"), sweep, TASKS)
 
 
-def test_beyond_paper_claims_are_tagged():
-    g, ft = {"abs": 0.7, "norm": 0.9, "target": 0.3}, {"abs": 0.6, "norm": 0.8, "target": 0.4}
+def test_fig8_graft_paired_normalized_gap():
+    g, ft = point(0.80, 0.78, 0.3), point(0.90, 0.60, 0.4)  # normalized 0.975 vs 0.667
     c = ca.fig8_graft(Results("a", "smoke"), g, ft, None, 1e-4, 3)
-    assert c["verdict"] == "holds" and c["beyond_paper"] is True
+    ev = c["evidence"]
+    assert c["verdict"] == "holds" and c["beyond_paper"] is True and ev["op"] == ">" and ev["ci_low"] > 0
+    assert ev["n_examples"] == 2 * N and abs(ev["statistic"] - 100 * (0.78 / 0.80 - 0.60 / 0.90)) < 1e-6
+    c = ca.fig8_graft(Results("a", "smoke"), ft, g, None, 1e-4, 3)
+    assert c["verdict"] == "does-not-hold" and c["evidence"]["ci_high"] < 0
     c = ca.fig8_graft(Results("a", "smoke"), g, None, None, 1e-4, 3)
     assert c["verdict"] == "not-testable" and c["beyond_paper"] is True
+
+
+def test_fig4_iou_is_exact():
     rows = [dict(a="TaLoS", b="FISH 10%", containment=0.05, containment_random=0.1),
             dict(a="P1 graft", b="TaLoS", containment=0.02, containment_random=0.1)]
     c = ca.fig4_iou(Results("a", "smoke"), rows, TASKS)
+    ev = c["evidence"]
     assert c["verdict"] == "holds" and c["beyond_paper"] is True
+    assert ev["statistic"] == ev["ci_low"] == ev["ci_high"] == pytest.approx(-5.0) and ev["op"] == "<"
+    assert ev["n_examples"] == 2 and "no sampling" in ev["test"]
     rows[1]["containment"] = 0.5
-    assert ca.fig4_iou(Results("a", "smoke"), rows, TASKS)["verdict"] == "does-not-hold"
+    c = ca.fig4_iou(Results("a", "smoke"), rows, TASKS)
+    assert c["verdict"] == "does-not-hold" and c["evidence"]["statistic"] == pytest.approx(40.0)
+    assert "P1 graft in TaLoS" in c["note"]
 
 
 @pytest.mark.parametrize("name", ["smoke", "paper-smoke", "cpu", "paper"])

@@ -12,8 +12,9 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from repro.core.evaluation import predict, score
 from repro.data import Example
-from repro.p2.linear_regime import linearized_accuracy
+from repro.p2.evaluator import correctness
 from repro.p2.localization import disentanglement_grid, function_localization, grid_summary, localization_summary
 from repro.p2.methods import METHODS
 from repro.report.results import pct
@@ -27,23 +28,27 @@ Vectors = Mapping[str, Mapping[str, Mapping[str, Any]]]  #: ``{method key: {task
 # --- Fig. 2: weight disentanglement ------------------------------------------------------------------------------
 def fig2_tables(wb: "Workbench", vectors: Vectors, methods: Sequence[str], pairs: Sequence[tuple[str, str]],
                 sets: Mapping[str, Sequence[Example]], grid: Sequence[float], grid_points: int,
-                n_grid: int) -> tuple[list[dict], list[dict]]:
+                n_grid: int) -> tuple[list[dict], list[dict], dict[str, dict[str, tuple[list[float], list[float]]]]]:
     """P2 Eq. 10 on ``grid``² for every task pair and method: (grid rows with ``pair`` and ``method``, one
-    summary row per pair and method: mean ξ, and ξ over the addition quadrant and the unit square).
+    summary row per pair and method: mean ξ, and ξ over the addition quadrant and the unit square, and
+    ``{method: {pair: (d1, d2)}}``: each test example's share of grid points that disagree, per task of the pair,
+    from the same predictions — the per-example terms of the mean ξ, for a bootstrap over examples).
     ``grid_points`` and ``n_grid`` (the plan's) label the summary rows."""
     grid_rows, rows = [], []
+    disagreement: dict[str, dict[str, tuple[list[float], list[float]]]] = {}
     for t1, t2 in pairs:
         for key in methods:
             label = METHODS[key].label
-            cells = disentanglement_grid(wb, vectors[key][t1], vectors[key][t2], t1, t2, sets[t1], sets[t2], grid,
-                                         linear=METHODS[key].linear)
+            cells, per_example = disentanglement_grid(wb, vectors[key][t1], vectors[key][t2], t1, t2, sets[t1],
+                                                      sets[t2], grid, linear=METHODS[key].linear)
+            disagreement.setdefault(label, {})[f"{t1} + {t2}"] = per_example
             grid_rows += [dict(r, pair=f"{t1} + {t2}", method=label) for r in cells]
             s = grid_summary(cells)
             rows.append(dict(task=f"{t1} + {t2}", method=label, sparsity=None, metric="disentanglement_error",
                              value=s["xi_mean"], std=None, paper=None, xi_addition=s["xi_addition"],
                              xi_unit=s["xi_unit"], grid=f"{grid_points}x{grid_points} on [-3,3]^2",
                              n_per_task=n_grid))
-    return grid_rows, rows
+    return grid_rows, rows, disagreement
 
 
 def plot_fig2(grid_rows: Sequence[Mapping], pairs: Sequence[tuple[str, str]], labels: Sequence[str]) -> Any:
@@ -111,24 +116,43 @@ def plot_fig3(loc_rows: Sequence[Mapping], tasks: Sequence[str], labels: Sequenc
 
 
 # --- Fig. 6: post-hoc linearization ------------------------------------------------------------------------------
+def linearized_scores(model: Any, examples: Sequence[Example], task: str, pre: Mapping[str, Any],
+                      vector: Mapping[str, Any], batch_size: int = 64) -> dict[str, Any]:
+    """P2 Fig. 6 for θ0 + τ: :func:`repro.p2.linear_regime.linearized_accuracy`'s scores (the same two prediction
+    passes, on the network and on its post-hoc linearization) plus the per-example 0/1 correctness of each
+    (``ft_correct``, ``lin_correct``), for a paired bootstrap over the examples."""
+    if not vector:
+        raise ValueError("empty task vector")
+    over = {n: pre[n] + v for n, v in vector.items()}
+    metric = model.specs[task].metric
+    p_ft = predict(model, examples, task, over, batch_size=batch_size)
+    p_lin = predict(model, examples, task, over, batch_size=batch_size, linear_base={n: pre[n] for n in vector})
+    return {"ft": score(p_ft, metric)["value"], "lin": score(p_lin, metric)["value"],
+            "agreement": float((p_ft.preds == p_lin.preds).float().mean()), "ft_correct": correctness(p_ft),
+            "lin_correct": correctness(p_lin)}
+
+
 def fig6_tables(wb: "Workbench", vectors: Vectors, methods: Sequence[str], tasks: Sequence[str],
-                sets: Mapping[str, Sequence[Example]], loc_rows: Sequence[Mapping], batch_size: int) -> list[dict]:
-    """Fig. 6 rows: each method's fine-tuned accuracy beside its post-hoc linearization's (pp).  A linearized
-    method is its own linearization, so its row reuses the Fig. 3 diagonal (``by_construction``)."""
+                sets: Mapping[str, Sequence[Example]], loc_rows: Sequence[Mapping],
+                batch_size: int) -> tuple[list[dict], dict[str, dict[str, dict[str, list[int]]]]]:
+    """Fig. 6: (rows: each method's fine-tuned accuracy beside its post-hoc linearization's (pp), and
+    ``{method: {task: {"ft": per-example 0/1, "lin": per-example 0/1}}}`` for the methods linearized post hoc).  A
+    linearized method is its own linearization, so its row reuses the Fig. 3 diagonal (``by_construction``)."""
     diag = {(r["method"], r["ft_task"]): r["value"] for r in loc_rows if r["diagonal"]}
-    rows = []
+    rows, correct = [], {}
     for key in methods:
         label = METHODS[key].label
         for t in tasks:
             if METHODS[key].linear:
                 out = {"ft": diag[(label, t)], "lin": diag[(label, t)], "agreement": 1.0}
             else:
-                out = linearized_accuracy(wb.model, sets[t], t, wb.pre, vectors[key][t], batch_size=batch_size)
+                out = linearized_scores(wb.model, sets[t], t, wb.pre, vectors[key][t], batch_size=batch_size)
+                correct.setdefault(label, {})[t] = {"ft": out["ft_correct"], "lin": out["lin_correct"]}
             rows.append(dict(task=t, method=label, sparsity=None, metric="acc_gap_lin_minus_ft",
                              value=pct(out["lin"] - out["ft"]), std=None, paper=None, unit="pp",
                              ft_acc=pct(out["ft"]), lin_acc=pct(out["lin"]), agreement=pct(out["agreement"]),
                              by_construction=METHODS[key].linear))
-    return rows
+    return rows, correct
 
 
 def plot_fig6(lin_rows: Sequence[Mapping]) -> Any:
@@ -174,5 +198,5 @@ def plot_fig7(drift_rows: Sequence[Mapping], task: str, n_examples: int, of_step
     return fig
 
 
-__all__ = ["fig2_tables", "fig3_tables", "fig6_summary", "fig6_tables", "fig7_table", "plot_fig2", "plot_fig3",
-           "plot_fig6", "plot_fig7"]
+__all__ = ["fig2_tables", "fig3_tables", "fig6_summary", "fig6_tables", "fig7_table", "linearized_scores", "plot_fig2",
+           "plot_fig3", "plot_fig6", "plot_fig7"]

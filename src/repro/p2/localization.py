@@ -91,7 +91,8 @@ def localization_summary(rows: Sequence[Mapping]) -> dict[str, float]:
 def disentanglement_error(model: Classifier, pre: Tensors, tau1: TaskVector, tau2: TaskVector,
                           data1: Sequence[Example], data2: Sequence[Example], task1: str, task2: str,
                           grid: Sequence[float], grid2: Sequence[float] | None = None, *, batch_size: int = 64,
-                          progress: bool = True, linear_base: Mapping[str, torch.Tensor] | None = None) -> np.ndarray:
+                          progress: bool = True, linear_base: Mapping[str, torch.Tensor] | None = None,
+                          per_example: bool = False) -> np.ndarray | tuple[np.ndarray, np.ndarray, np.ndarray]:
     """P2 Eq. 10 (Ortiz-Jiménez et al. 2023): ξ(α1, α2) = Σ_t E_{D_t} 1[f_t(θ0+α_tτ_t) ≠ f_t(θ0+α1τ1+α2τ2)].
 
     ``f_t`` is the arg-max prediction with task t's own head.  Returns an array [len(grid), len(grid2)] whose
@@ -101,6 +102,9 @@ def disentanglement_error(model: Classifier, pre: Tensors, tau1: TaskVector, tau
     FT, L-LoRA), which is exactly linear in its offset: f(θ0 + α1τ1 + α2τ2) = f(θ0) + α1·Jτ1 + α2·Jτ2.  The
     tangent logits Jτ1, Jτ2 are computed once per task's data (one jvp pass each) and every grid point is that
     sum, as :class:`repro.p2.evaluator.Evaluator` scores linearized vectors.
+
+    With ``per_example`` it returns ``(ξ, d1, d2)``: ``d_t[x]`` is the share of grid points at which example x of
+    task t is predicted differently (from the same predictions), so the grid mean of ξ is mean(d1) + mean(d2).
     """
     g1 = [float(a) for a in grid]
     g2 = g1 if grid2 is None else [float(a) for a in grid2]
@@ -109,8 +113,9 @@ def disentanglement_error(model: Classifier, pre: Tensors, tau1: TaskVector, tau
         missing = sorted(set(u1.names) - set(linear_base))
         if missing:
             raise KeyError(f"linear_base has no θ0 for {missing[:5]}; pass θ0 for every parameter of τ1 and τ2")
-        return _linear_disentanglement(model, pre, u1, u2, data1, data2, task1, task2, g1, g2,
-                                       batch_size=batch_size, linear_base=linear_base)
+        out, d1, d2 = _linear_disentanglement(model, pre, u1, u2, data1, data2, task1, task2, g1, g2,
+                                              batch_size=batch_size, linear_base=linear_base)
+        return (out, d1, d2) if per_example else out
 
     def preds(vec: TaskVector, data: Sequence[Example], task: str) -> torch.Tensor:
         return predict(model, data, task, vec.apply(pre, 1.0), batch_size=batch_size).preds
@@ -118,23 +123,28 @@ def disentanglement_error(model: Classifier, pre: Tensors, tau1: TaskVector, tau
     single1 = [preds(u1 * a, data1, task1) for a in g1]
     single2 = [preds(u2 * b, data2, task2) for b in g2]
     out = np.zeros((len(g1), len(g2)))
+    d1, d2 = np.zeros(len(data1)), np.zeros(len(data2))
     bar = progress_bar(total=len(g1) * len(g2), enabled=progress, desc="disentanglement", leave=False)
     for i, a in enumerate(g1):
         for j, b in enumerate(g2):
             both = u1 * a + u2 * b
-            e1 = (preds(both, data1, task1) != single1[i]).float().mean().item()
-            e2 = (preds(both, data2, task2) != single2[j]).float().mean().item()
-            out[i, j] = e1 + e2
+            x1 = (preds(both, data1, task1) != single1[i]).double().cpu().numpy()
+            x2 = (preds(both, data2, task2) != single2[j]).double().cpu().numpy()
+            out[i, j] = x1.mean() + x2.mean()
+            d1 += x1
+            d2 += x2
             bar.update(1)
     bar.close()
-    return out
+    cells = len(g1) * len(g2)
+    return (out, d1 / cells, d2 / cells) if per_example else out
 
 
 def _linear_disentanglement(model: Classifier, pre: Tensors, u1: TaskVector, u2: TaskVector,
                             data1: Sequence[Example], data2: Sequence[Example], task1: str, task2: str,
                             g1: Sequence[float], g2: Sequence[float], *, batch_size: int,
-                            linear_base: Mapping[str, torch.Tensor]) -> np.ndarray:
-    """ξ of P2 Eq. 10 on the linearized network, from f(θ0) and the tangent logits Jτ1, Jτ2 on each task's data."""
+                            linear_base: Mapping[str, torch.Tensor]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """ξ of P2 Eq. 10 on the linearized network, from f(θ0) and the tangent logits Jτ1, Jτ2 on each task's data,
+    with each example's share of grid points that disagree (``(ξ, d1, d2)`` of :func:`disentanglement_error`)."""
     base = {n: linear_base[n] for n in u1.names}
 
     def parts(data: Sequence[Example], task: str) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -146,30 +156,36 @@ def _linear_disentanglement(model: Classifier, pre: Tensors, u1: TaskVector, u2:
     z1, a1, b1 = parts(data1, task1)
     z2, a2, b2 = parts(data2, task2)
     out = np.zeros((len(g1), len(g2)))
+    d1, d2 = np.zeros(len(data1)), np.zeros(len(data2))
     for i, a in enumerate(g1):
         single1 = (z1 + a * a1).argmax(-1)
         for j, b in enumerate(g2):
             single2 = (z2 + b * b2).argmax(-1)
-            e1 = ((z1 + a * a1 + b * b1).argmax(-1) != single1).float().mean().item()
-            e2 = ((z2 + a * a2 + b * b2).argmax(-1) != single2).float().mean().item()
-            out[i, j] = e1 + e2
-    return out
+            x1 = ((z1 + a * a1 + b * b1).argmax(-1) != single1).double().cpu().numpy()
+            x2 = ((z2 + a * a2 + b * b2).argmax(-1) != single2).double().cpu().numpy()
+            out[i, j] = x1.mean() + x2.mean()
+            d1 += x1
+            d2 += x2
+    cells = len(g1) * len(g2)
+    return out, d1 / cells, d2 / cells
 
 
 def disentanglement_grid(wb: "Workbench", tau1: Mapping[str, torch.Tensor], tau2: Mapping[str, torch.Tensor],
                          task1: str, task2: str, examples1: Sequence[Example], examples2: Sequence[Example],
-                         grid: Sequence[float], linear: bool = False) -> list[dict]:
-    """P2 Fig. 2: ξ(α1, α2) on ``grid`` × ``grid`` as rows ``{alpha1, alpha2, xi}`` (ξ ∈ [0, 2]).
+                         grid: Sequence[float], linear: bool = False,
+                         ) -> tuple[list[dict], tuple[list[float], list[float]]]:
+    """P2 Fig. 2: ξ(α1, α2) on ``grid`` × ``grid`` as rows ``{alpha1, alpha2, xi}`` (ξ ∈ [0, 2]), and each
+    example's share of grid points that disagree, ``(d1 over examples1, d2 over examples2)``.
 
     ``linear`` evaluates every combination on the linearized network around θ0 (Linearized FT, L-LoRA), in the
     exact tangent-logit form of :func:`disentanglement_error`.
     """
     kw = {"linear_base": {n: wb.pre[n] for n in set(tau1) | set(tau2)}} if linear else {}
-    xi = disentanglement_error(wb.model, wb.pre, TaskVector(dict(tau1)), TaskVector(dict(tau2)), examples1,
-                               examples2, task1, task2, list(grid), batch_size=wb.profile.eval_batch_size,
-                               progress=False, **kw)
-    return [{"alpha1": float(a), "alpha2": float(b), "xi": float(xi[i, j])}
-            for i, a in enumerate(grid) for j, b in enumerate(grid)]
+    xi, d1, d2 = disentanglement_error(wb.model, wb.pre, TaskVector(dict(tau1)), TaskVector(dict(tau2)), examples1,
+                                       examples2, task1, task2, list(grid), batch_size=wb.profile.eval_batch_size,
+                                       progress=False, per_example=True, **kw)
+    return ([{"alpha1": float(a), "alpha2": float(b), "xi": float(xi[i, j])}
+             for i, a in enumerate(grid) for j, b in enumerate(grid)], (d1.tolist(), d2.tolist()))
 
 
 def grid_summary(rows: Sequence[Mapping]) -> dict[str, float]:

@@ -61,7 +61,9 @@ def arithmetic_summary(wb: "Workbench", ev: "Evaluator", vectors: Mapping[str, M
     """Single-task, task-addition and task-negation results (fractions) of one family of task vectors.
 
     The α grid is ``alphas`` (default ``profile.alphas``) stretched by 1/(1 − ``sparsity``) (P2 App. A.1).
-    Returns ``{"single": mean single-task test acc, "abs", "norm", "alpha", "target", "control", ...}``.
+    Returns ``{"single": mean single-task test acc, "abs", "norm", "alpha", "target", "control", ...}`` and
+    ``"correct": {kind: {task: per-example 0/1 test correctness}}`` (kind ``single``, ``addition``, and with
+    negation ``target`` / ``control``: the evaluations behind those numbers, for paired bootstraps).
     """
     import numpy as np
 
@@ -80,9 +82,13 @@ def arithmetic_summary(wb: "Workbench", ev: "Evaluator", vectors: Mapping[str, M
                            "single_per_task": {t: single[t]["test"] for t in ev.tasks},
                            "abs": add["abs"], "norm": add["norm"], "alpha": add["alpha"],
                            "density": float(np.mean([vecs[t].count_nonzero() / sum(wb.pre[n].numel()
-                                                     for n in wb.names("maskable")) for t in ev.tasks]))}
+                                                     for n in wb.names("maskable")) for t in ev.tasks])),
+                           "correct": {"single": {t: single[t]["test_correct"] for t in ev.tasks},
+                                       "addition": dict(add["test_correct"])}}
     if negation:
         neg = task_negation(ev, method, vecs, grid)
         out.update(target=neg["target"], control=neg["control"],
                    negation_alpha={t: r["alpha"] for t, r in neg["per_task"].items()})
+        out["correct"].update({k: {t: r[f"{k}_correct"] for t, r in neg["per_task"].items()}
+                               for k in ("target", "control")})
     return out
