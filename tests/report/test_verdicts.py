@@ -7,7 +7,7 @@ import pytest
 
 from repro.report.results import Results, ResultsError, claim_verdict, validate
 from repro.report.verdicts import (Evidence, VerdictError, check_consistent, compare, decide, difference,
-                                   independent_bootstrap, mean, paired_bootstrap, ratio)
+                                   exact, independent_bootstrap, mean, paired_bootstrap, ratio)
 
 
 # ---------------------------------------------------------------- decide: the verdict from a CI
@@ -172,3 +172,13 @@ def test_legacy_claims_map_to_verdicts():
     assert claim_verdict({"holds": False}) == "does-not-hold"
     assert claim_verdict({"holds": None}) == "not-testable"
     assert claim_verdict({"holds": None, "verdict": "inconclusive"}) == "inconclusive"
+
+
+def test_exact_is_a_zero_width_interval_decided_at_the_number():
+    verdict, ev = exact(0.0089, "<=", 0.01, 9, "size of the largest region", seeds=3)
+    assert verdict == "holds" and ev.ci_low == ev.ci_high == ev.statistic == 0.0089
+    assert (ev.n_examples, ev.seeds, ev.test) == (9, 3, "exact size of the largest region; no sampling")
+    check_consistent(verdict, True, ev.to_dict())
+    assert exact(0.2, "<", 0.2, 12, "overlap")[0] == "does-not-hold"  # never inconclusive: no interval
+    with pytest.raises(VerdictError):
+        exact(1.0, "=>", 0.0, 1, "bad operator")

@@ -16,21 +16,12 @@ import numpy as np
 
 from repro.p1.claims_calibration import ece_difference
 from repro.report.results import Results
-from repro.report.verdicts import Evidence, combine_all, compare, decide, paired_bootstrap
+from repro.report.verdicts import Evidence, combine_all, compare, decide, exact, paired_bootstrap
 
 # Table 5: the paper's region grows ~3x (0.01 % -> 0.03 %) for ~12x the data (4096 -> 50k per class)
 GROWTH_HOLDS = 0.5  #: region growth ≤ half the data growth: "much less than proportional"
 #: Fig. 9: "concentrated in the middle layers for most tasks; AG News is an exception" (App. B.1)
 FIG9_EXCEPTION = "AGNews"
-
-
-def exact(statistic: float, op: str, margin: float, n: int, what: str, seeds: int = 1) -> tuple[str, Evidence]:
-    """A claim ``statistic op margin`` on an exact property of trained regions (no sampling over test examples):
-    the verdict and an :class:`Evidence` with a zero-width CI (``n`` = the regions / pairs it is computed from)."""
-    s = float(statistic)
-    ev = Evidence(n_examples=int(n), seeds=int(seeds), statistic=s, ci_low=s, ci_high=s, margin=float(margin),
-                  test=f"exact {what}; no sampling", op=op)
-    return decide(s, s, op, margin), ev
 
 
 def table5_recovery(res: Results, runs: Mapping[str, Mapping[str, Any]],
@@ -267,5 +258,5 @@ def fig15_core_skills(res: Results, summary: Sequence[Mapping[str, Any]], checkp
                               f"tracks {tracks}, saturates {saturates}")
 
 
-__all__ = ["exact", "fig10_modules", "fig15_core_skills", "fig9_layers", "table5_recovery", "table5_size",
+__all__ = ["fig10_modules", "fig15_core_skills", "fig9_layers", "table5_recovery", "table5_size",
            "table8_graft", "table8_overlap", "table9_gpt2"]

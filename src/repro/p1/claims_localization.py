@@ -22,7 +22,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 
 from repro.report.results import Results
-from repro.report.verdicts import LEVEL, N_RESAMPLES, Evidence, combine_all, compare, decide, paired_bootstrap
+from repro.report.verdicts import LEVEL, N_RESAMPLES, Evidence, combine_all, compare, decide, exact, paired_bootstrap
 
 Runs = Mapping[tuple[str, int, int], Mapping[str, Any]]
 Row = Mapping[str, Any]
@@ -121,13 +121,12 @@ def table2_size(res: Results, runs: Runs, n_graftable: int) -> dict:
     sizes = {key: int(o["mask"].count()) for key, o in runs.items()}
     biggest = max(sizes.values())
     share = 100 * biggest / n_graftable
-    ev = Evidence(n_examples=len(sizes), seeds=len({s for (_, _, s) in sizes}), statistic=share, ci_low=share,
-                  ci_high=share, margin=0.01, test="exact size of the largest learned region (% of the graftable "
-                  "parameters); no sampling", op="<=")
+    verdict, ev = exact(share, "<=", 0.01, len(sizes), "size of the largest learned region (% of the graftable "
+                        "parameters)", seeds=len({s for (_, _, s) in sizes}))
     return res.add_claim("p1-table2-size", "The graft regions have at most 0.01% of the parameters (< 8500 of "
                          "RoBERTa-base's).", paper="≤ 0.01%, < 8500 parameters",
                          ours=f"largest graft {biggest:,} parameters = {share:.4f}% of {n_graftable:,}",
-                         verdict=decide(share, share, "<=", 0.01), evidence=ev,
+                         verdict=verdict, evidence=ev,
                          note="actual sizes of every learned region of Table 2 (n = number of regions); the "
                               "procedure does not enforce the size")
 

@@ -16,10 +16,9 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from repro.p1.claims_appendix import exact
 from repro.p1.multitask import relative_gain
 from repro.report.results import Results
-from repro.report.verdicts import N_RESAMPLES, Evidence, combine_all, compare, decide, paired_bootstrap
+from repro.report.verdicts import N_RESAMPLES, Evidence, combine_all, compare, decide, exact, paired_bootstrap
 
 Rows = Sequence[Mapping[str, Any]]
 #: task → model name → per-example 0/1 correctness on the same test examples

@@ -19,7 +19,7 @@ import numpy as np
 from repro.p2.arithmetic_seeds import Correctness
 from repro.p2.claims_arithmetic import band, paired_gap, task_means
 from repro.report.results import Results
-from repro.report.verdicts import N_RESAMPLES, Evidence, combine_all, decide, paired_bootstrap
+from repro.report.verdicts import N_RESAMPLES, Evidence, combine_all, decide, exact, paired_bootstrap
 
 #: ``{method label: {task: {"test": accuracy, "test_correct": per-example 0/1}}}``
 #: (:func:`repro.p2.arithmetic.single_task`)
@@ -187,16 +187,15 @@ def fig4_iou(res: Results, overlap_rows: Sequence[Mapping], tasks: Sequence[str]
               (("TaLoS in FISH 10%", tf), ("P1 graft in TaLoS", gt))}
     worst = max(excess, key=excess.get)
     s = excess[worst]
-    ev = Evidence(n_examples=len(tf_rows) + len(gt_rows), seeds=1, statistic=s, ci_low=s, ci_high=s, margin=0.0,
-                  op="<", test="exact mask overlap: the larger of the two mean containment excesses over independent "
-                               "random masks of the same sizes (points); no sampling")
+    verdict_iou, ev = exact(s, "<", 0.0, len(tf_rows) + len(gt_rows), "mask overlap: the larger of the two mean "
+                            "containment excesses over independent random masks of the same sizes (points)")
     return res.add_claim(
         "p2-fig4-iou",
         "Beyond the paper: TaLoS (least-sensitive) masks avoid the entries FISH (most-sensitive) and P1 grafts select.",
         ours=f"TaLoS ∩ FISH-10% = {100 * tf['containment']:.1f} % of TaLoS (random: "
              f"{100 * tf['containment_random']:.1f} %); P1 graft inside TaLoS: {100 * gt['containment']:.1f} % "
              f"(random: {100 * gt['containment_random']:.1f} %)",
-        verdict=decide(s, s, "<", 0.0), evidence=ev, beyond_paper=True,
+        verdict=verdict_iou, evidence=ev, beyond_paper=True,
         note=f"our own question, not a paper claim (not counted in the paper's tally); tasks {list(tasks)}; holds if "
              f"both mean containments (over the tasks' masks, n = {ev.n_examples} mask pairs) are below those of "
              f"independent random masks of the same sizes, i.e. the larger excess ({worst}) < 0 pt; exact, no "

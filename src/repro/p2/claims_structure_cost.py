@@ -2,7 +2,7 @@
 
 Each function adds one claim to ``res`` and returns it; its docstring quotes the sentence of the paper it tests.
 There are no per-example data here.  Mask shares (Figs. 4-5) are exact properties of the two masks: their evidence
-is the exact number with no CI (:func:`exact_part`).  Iteration times keep every timed iteration of every method
+is the exact number with no CI (:func:`repro.report.verdicts.exact`).  Iteration times keep every timed iteration of every method
 (:class:`repro.p2.cost.IterationCost` ``*_repeats``); each method is timed in its own process, so a time ratio's CI
 is a bootstrap over the repeats of each method resampled independently (:func:`timing_part`,
 :func:`repro.report.verdicts.independent_bootstrap`).  Peak memory and TaLoS's calibration time are one measurement
@@ -18,7 +18,7 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from repro.report.results import Results
-from repro.report.verdicts import LEVEL, N_RESAMPLES, Evidence, combine_all, decide, independent_bootstrap
+from repro.report.verdicts import LEVEL, N_RESAMPLES, Evidence, combine_all, decide, exact, independent_bootstrap
 
 #: TaLoS and LoTA masks are compared only when their sizes (densities) agree within this relative tolerance.
 EQUAL_SIZE_TOL = 0.05
@@ -39,14 +39,6 @@ def size_mismatch(sizes: Mapping[str, int], tol: float = EQUAL_SIZE_TOL) -> str 
         return None
     listed = ", ".join(f"{k} {v:,}" for k, v in sizes.items())
     return f"masks not compared: their sizes differ by more than {100 * tol:g}% ({listed} selected entries)"
-
-
-def exact_part(statistic: float, *, n: int, op: str, margin: float, test: str) -> Part:
-    """Verdict and evidence of ``statistic op margin`` for a number with no repeats to resample (a mask share, one
-    memory reading): the CI is the number itself, ``n`` = the units it is computed from, ``test`` says why."""
-    ev = Evidence(n_examples=int(n), seeds=1, statistic=float(statistic), ci_low=float(statistic),
-                  ci_high=float(statistic), margin=float(margin), test=test, op=op)
-    return decide(ev.ci_low, ev.ci_high, op, margin), ev
 
 
 def repeats(cost: Mapping[str, Any], key: str) -> np.ndarray:
@@ -109,12 +101,10 @@ def fig4_qk(res: Results, talos: Summary, lota: Summary, sizes: Mapping[str, int
     if reason:
         return res.add_claim("p2-fig4-qk", text, paper="Fig. 4 (plotted only)", ours=ours, verdict="not-testable",
                              note=f"{reason}; rule otherwise: {note}")
-    parts = {"Q and K lead": exact_part(qk_lead(talos), n=n, op=">", margin=0.0,
-                                        test="exact share of Q and K minus the largest other weight-matrix share of "
-                                             "the TaLoS mask (points of entries selected); no sampling"),
-             "spread": exact_part(talos["spread_cv"] - lota["spread_cv"], n=n, op=">", margin=0.0,
-                                  test="exact coefficient of variation of TaLoS's per-matrix shares minus LoTA's; "
-                                       "no sampling")}
+    parts = {"Q and K lead": exact(qk_lead(talos), ">", 0.0, n, "share of Q and K minus the largest other weight-matrix share "
+                                   "of the TaLoS mask (points of entries selected)"),
+             "spread": exact(talos["spread_cv"] - lota["spread_cv"], ">", 0.0, n,
+                             "coefficient of variation of TaLoS's per-matrix shares minus LoTA's")}
     verdict, ev, worst = combine_all(parts)
     return res.add_claim("p2-fig4-qk", text, paper="Fig. 4 (plotted only)",
                          ours=f"{ours}; deciding part {worst}: {ev.statistic:+.2f}", verdict=verdict, evidence=ev,
@@ -133,9 +123,8 @@ def fig5_blocks(res: Results, talos: Summary, lota: Summary) -> dict:
                              note=f"the mask placement has no transformer-block weight matrices; rule otherwise: "
                                   f"{rule}")
     share = float(talos["qk_top_layers"])
-    verdict, ev = exact_part(share, n=blocks, op=">=", margin=1.0,
-                             test="exact share of the TaLoS mask's blocks whose most-selected weight matrix is Q or "
-                                  "K; no sampling")
+    verdict, ev = exact(share, ">=", 1.0, blocks,
+                        "share of the TaLoS mask's blocks whose most-selected weight matrix is Q or K")
     return res.add_claim(
         "p2-fig5-blocks", text, paper="Fig. 5 (plotted only)",
         ours=f"top matrix is Q or K in {100 * share:.0f} % of {blocks} blocks (LoTA: "
@@ -146,7 +135,7 @@ def fig5_blocks(res: Results, talos: Summary, lota: Summary) -> dict:
 def table3_fastest(res: Results, by: Costs, labels: Mapping[str, str], *, context: str) -> dict:
     """"TaLoS has the fastest total iteration time and the lowest peak memory" (Table 3).  Against every other
     method: mean total iteration time TaLoS / other < 1 at the CI's high end (bootstrap over the timed iterations,
-    :func:`timing_part`) and TaLoS's peak memory lower (one reading per method, :func:`exact_part`)."""
+    :func:`timing_part`) and TaLoS's peak memory lower (one reading per method, :func:`repro.report.verdicts.exact`)."""
     t = by["talos"]
     parts: dict[str, Part] = {}
     for key, c in by.items():
@@ -155,9 +144,9 @@ def table3_fastest(res: Results, by: Costs, labels: Mapping[str, str], *, contex
         parts[f"time vs {labels[key]}"] = timing_part(
             [repeats(t, "total_iter_s"), repeats(c, "total_iter_s")], mean_ratio, op="<", margin=1.0,
             what=f"the ratio of mean total iteration times TaLoS / {labels[key]}")
-        parts[f"memory vs {labels[key]}"] = exact_part(
-            t["peak_memory_gib"] - c["peak_memory_gib"], n=1, op="<", margin=0.0,
-            test=f"one peak-memory reading per method (no repeats, so no CI): TaLoS − {labels[key]} in GiB")
+        parts[f"memory vs {labels[key]}"] = exact(
+            t["peak_memory_gib"] - c["peak_memory_gib"], "<", 0.0, 1,
+            f"peak memory, TaLoS − {labels[key]} in GiB (one reading per method, no repeats to resample)")
     verdict, ev, worst = combine_all(parts)
     best_time = min(by, key=lambda k: by[k]["total_iter_s"])
     best_mem = min(by, key=lambda k: by[k]["peak_memory_gib"])
@@ -232,9 +221,9 @@ def table4_calibration(res: Results, t4: Mapping[str, Mapping[str, float]], by: 
         "calibration share": timing_part(
             [tal_rep], lambda a: calib / (calib + p * float(np.mean(a))), op="<", margin=CALIBRATION_SHARE,
             what=f"calibration / TaLoS total time at {p} steps (the calibration time, one measurement, held fixed)"),
-        "calibration memory": exact_part(
-            tal["mask_calibration_peak_memory"] - lota["mask_calibration_peak_memory"], n=1, op="<", margin=0.0,
-            test="one peak-memory reading per calibration (no repeats, so no CI): TaLoS − LoTA in GiB"),
+        "calibration memory": exact(
+            tal["mask_calibration_peak_memory"] - lota["mask_calibration_peak_memory"], "<", 0.0, 1,
+            "calibration peak memory, TaLoS − LoTA in GiB (one reading per calibration, no repeats to resample)"),
         "total vs FT": timing_part(
             [tal_rep, ft_rep], lambda a, b: (calib + p * float(np.mean(a))) / (p * float(np.mean(b))), op="<",
             margin=1.0, what=f"TaLoS total / FT total time at {p} steps (the calibration time held fixed)"),
@@ -261,6 +250,6 @@ def table4_calibration(res: Results, t4: Mapping[str, Mapping[str, float]], by: 
              "calibration computes per-example gradients with vmap (batches of 16), which trades memory for speed")
 
 
-__all__ = ["CALIBRATION_SHARE", "EQUAL_SIZE_TOL", "calibration_at_steps", "exact_part", "fig4_qk", "fig5_blocks",
+__all__ = ["CALIBRATION_SHARE", "EQUAL_SIZE_TOL", "calibration_at_steps", "fig4_qk", "fig5_blocks",
            "mean_ratio", "qk_lead", "repeats", "size_mismatch", "table3_fastest", "table3_optimizer",
            "table4_calibration", "timing_part"]

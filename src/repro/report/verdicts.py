@@ -217,6 +217,17 @@ def compare(a: Any, b: Any | None = None, *, op: str = ">=", margin: float = 0.0
     return decide(lo, hi, op, margin), ev
 
 
+def exact(statistic: float, op: str, margin: float, n: int, what: str, seeds: int = 1) -> tuple[str, Evidence]:
+    """Test ``statistic op margin`` for a number with no sampling error to resample (a region's size, an overlap of
+    two masks, one memory reading): the verdict and an :class:`Evidence` whose interval is the number itself,
+    ``n`` = the regions / masks / readings it is computed from and ``test`` = ``"exact <what>; no sampling"``."""
+    _check_op(op)
+    s = float(statistic)
+    ev = Evidence(n_examples=int(n), seeds=int(seeds), statistic=s, ci_low=s, ci_high=s, margin=float(margin),
+                  test=f"exact {what}; no sampling", op=op)
+    return decide(s, s, op, margin), ev
+
+
 def combine_all(parts: Mapping[str, tuple[str, Evidence]]) -> tuple[str, Evidence, str]:
     """A claim about *every* part (task, pair, …): holds when every part holds, does not hold when one part does
     not, inconclusive otherwise.  Returns ``(verdict, evidence of the deciding part, its name)``: the part with the
@@ -294,4 +305,4 @@ def check_consistent(verdict: Any, holds: Any, evidence: Any, note: str = "", wh
 
 __all__ = ["EVIDENCE_KEYS", "Evidence", "HOLDS", "OPS", "VERDICTS", "VerdictError", "check_consistent", "combine_all",
            "compare",
-           "decide", "difference", "independent_bootstrap", "mean", "paired_bootstrap", "ratio", "resample_indices", "verdict_of"]
+           "decide", "exact", "difference", "independent_bootstrap", "mean", "paired_bootstrap", "ratio", "resample_indices", "verdict_of"]
