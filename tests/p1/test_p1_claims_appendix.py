@@ -105,10 +105,16 @@ def _summary(ft_after: float, graft_after: float, graft_to_ckpt: float = 0.2) ->
 
 
 def test_fig15_rule():
-    assert claims.fig15_core_skills(_res(), _summary(0.1, 0.01), 50, 100)["verdict"] == "holds"
-    assert claims.fig15_core_skills(_res(), _summary(0.1, 0.2), 50, 100)["verdict"] == "does-not-hold"
-    assert claims.fig15_core_skills(_res(), _summary(0.0, 0.0), 50, 100)["verdict"] == "not-testable"
-    assert claims.fig15_core_skills(_res(), _summary(0.1, 0.0), 100, 100)["verdict"] == "not-testable"
+    held = claims.fig15_core_skills(_res(), _summary(0.1, 0.01), 50, 100, 10_000)
+    assert held["verdict"] == "holds" and held["evidence"]["n_examples"] == 10_000
+    assert held["evidence"]["ci_low"] < held["evidence"]["statistic"] < held["evidence"]["ci_high"]
+    assert "normal approximation" in held["evidence"]["test"]
+    failed = claims.fig15_core_skills(_res(), _summary(0.1, 0.2), 50, 100, 10_000)
+    assert failed["verdict"] == "does-not-hold" and failed["evidence"]["op"] == "<"
+    assert failed["evidence"]["statistic"] == pytest.approx(10.0)  # graft gains 20 points after, FT 10
+    assert claims.fig15_core_skills(_res(), _summary(0.1, 0.01), 50, 100, 50)["verdict"] == "inconclusive"
+    assert claims.fig15_core_skills(_res(), _summary(0.0, 0.0), 50, 100, 200)["verdict"] == "not-testable"
+    assert claims.fig15_core_skills(_res(), _summary(0.1, 0.0), 100, 100, 200)["verdict"] == "not-testable"
 
 
 def _thirds(task: str, first: float, middle: float, last: float) -> dict:

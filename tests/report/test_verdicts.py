@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
 from repro.report.results import Results, ResultsError, claim_verdict, validate
 from repro.report.verdicts import (Evidence, VerdictError, check_consistent, compare, decide, difference,
-                                   exact, independent_bootstrap, mean, paired_bootstrap, ratio)
+                                   exact, independent_bootstrap, mean, normal_combination, paired_bootstrap,
+                                   ratio)
 
 
 # ---------------------------------------------------------------- decide: the verdict from a CI
@@ -182,3 +185,14 @@ def test_exact_is_a_zero_width_interval_decided_at_the_number():
     assert exact(0.2, "<", 0.2, 12, "overlap")[0] == "does-not-hold"  # never inconclusive: no interval
     with pytest.raises(VerdictError):
         exact(1.0, "=>", 0.0, 1, "bad operator")
+
+
+def test_normal_combination_is_the_binomial_normal_ci_of_a_linear_combination():
+    verdict, ev = normal_combination([(1.0, 0.8), (-1.0, 0.7)], 400, op=">", test="unpaired")
+    half = 1.959963984540054 * 100 * math.sqrt((0.8 * 0.2 + 0.7 * 0.3) / 400)
+    assert ev.statistic == pytest.approx(10.0) and ev.ci_low == pytest.approx(10.0 - half)
+    assert verdict == "holds" and (ev.n_examples, ev.seeds, ev.test) == (400, 1, "unpaired")
+    assert normal_combination([(1.0, 0.8), (-1.0, 0.7)], 20, op=">", test="t")[0] == "inconclusive"
+    assert normal_combination([(1.0, 0.5), (-1.0, 0.7)], 400, op=">", test="t")[0] == "does-not-hold"
+    with pytest.raises(VerdictError):
+        normal_combination([(1.0, 0.5)], 0, op=">", test="t")

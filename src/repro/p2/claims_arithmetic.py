@@ -11,7 +11,7 @@ The statistic is the table's: the mean over tasks of each task's accuracy, or fo
 seeds and tasks of (accuracy / the method's own single-task accuracy), each resample recomputing both numerator and
 denominator on the same drawn examples.  Table 5 (first seed only): the AdaMerging claim is judged the same way on
 the per-example correctness of the first seed (:func:`repro.p2.arithmetic_seeds.table5_correctness`, the AdaMerging
-models re-learned with the same seed and settings); the other Table 5 claims keep a normal-approximation 95 % CI
+models' own per-example results); the other Table 5 claims keep a normal-approximation 95 % CI
 from the binomial standard error of each mean over ``n`` = test examples × tasks (unpaired, hence conservative):
 :func:`gap_evidence`.  The gates of :mod:`repro.p2.claim_gates` withhold claims the
 profile cannot test.
@@ -19,7 +19,6 @@ profile cannot test.
 
 from __future__ import annotations
 
-import math
 from dataclasses import replace
 from typing import Any, Mapping, Sequence
 
@@ -29,10 +28,10 @@ from repro.p2.arithmetic import best_other
 from repro.p2.arithmetic_seeds import Correctness
 from repro.p2.claim_gates import gate, vision_reason
 from repro.report.results import Results
-from repro.report.verdicts import N_RESAMPLES, Evidence, combine_all, decide, paired_bootstrap, seeds_text
+from repro.report.verdicts import (N_RESAMPLES, Evidence, combine_all, decide, normal_combination, paired_bootstrap,
+                                   seeds_text)
 
 Rows = Sequence[Mapping[str, Any]]
-Z95 = 1.959964
 #: The full-FT and post-hoc methods of "TaLoS beats full fine-tuning and the post-hoc methods".
 FT_POSTHOC = ("Non-linear FT", "Linearized FT", "TIES-Merging", "TALL Mask / Consensus", "DARE", "Breadcrumbs")
 TEST = "normal approximation, unpaired binomial SE of mean accuracies (no per-example predictions kept)"
@@ -48,16 +47,9 @@ def gap_evidence(a: float, b: float, abs_a: float, abs_b: float, n: int, *, op: 
     binomial SE over ``n`` examples sets the CI (scaled by ``a / abs_a`` for normalized accuracies)."""
     if n < 1:
         raise ValueError(f"gap_evidence needs n ≥ 1 test examples, got {n}")
-    var = 0.0
-    for v, p in ((a, abs_a), (b, abs_b)):
-        q = min(max(p / 100.0, 0.0), 1.0)
-        scale = v / p if p > 0 else 1.0
-        var += (scale * 100.0) ** 2 * q * (1.0 - q) / n
-    half = Z95 * math.sqrt(var)
-    d = a - b
-    ev = Evidence(n_examples=int(n), seeds=1, statistic=d, ci_low=d - half, ci_high=d + half, margin=0.0, test=TEST,
-                  op=op)
-    return decide(ev.ci_low, ev.ci_high, op, 0.0), ev
+    # a = (a / abs_a) · abs_a: each value as its scale times the accuracy fraction abs / 100
+    terms = [(sign * (v / p if p > 0 else 1.0), p / 100.0) for sign, v, p in ((1.0, a, abs_a), (-1.0, b, abs_b))]
+    return normal_combination(terms, n, op=op, test=TEST)
 
 
 def task_means(x: np.ndarray, ids: np.ndarray, n_tasks: int) -> np.ndarray:

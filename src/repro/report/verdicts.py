@@ -217,6 +217,26 @@ def compare(a: Any, b: Any | None = None, *, op: str = ">=", margin: float = 0.0
     return decide(lo, hi, op, margin), ev
 
 
+def normal_combination(terms: Sequence[tuple[float, float]], n: int, *, op: str, margin: float = 0.0,
+                       scale: float = 100.0, test: str) -> tuple[str, Evidence]:
+    """Test ``scale · Σ c_i p_i op margin`` for accuracies ``p_i`` (fractions, each on ``n`` examples) when no
+    per-example results are kept: a normal-approximation 95 % CI treating the accuracies as independent binomials,
+    var = scale² Σ c_i² p_i (1 − p_i) / n.  ``terms`` = ``[(c_i, p_i), ...]``; ``test`` says why it is unpaired."""
+    _check_op(op)
+    if n < 1:
+        raise VerdictError(f"normal_combination needs n ≥ 1 examples, got {n}")
+    est, var = 0.0, 0.0
+    for c, p in terms:
+        q = min(max(float(p), 0.0), 1.0)
+        est += float(c) * float(p)
+        var += float(c) ** 2 * q * (1.0 - q) / n
+    z = 1.959963984540054  # the 97.5 % standard normal quantile
+    half = z * scale * math.sqrt(var)
+    ev = Evidence(n_examples=int(n), seeds=1, statistic=scale * est, ci_low=scale * est - half,
+                  ci_high=scale * est + half, margin=float(margin), test=test, op=op)
+    return decide(ev.ci_low, ev.ci_high, op, margin), ev
+
+
 def exact(statistic: float, op: str, margin: float, n: int, what: str, seeds: int = 1) -> tuple[str, Evidence]:
     """Test ``statistic op margin`` for a number with no sampling error to resample (a region's size, an overlap of
     two masks, one memory reading): the verdict and an :class:`Evidence` whose interval is the number itself,
@@ -305,4 +325,4 @@ def check_consistent(verdict: Any, holds: Any, evidence: Any, note: str = "", wh
 
 __all__ = ["EVIDENCE_KEYS", "Evidence", "HOLDS", "OPS", "VERDICTS", "VerdictError", "check_consistent", "combine_all",
            "compare",
-           "decide", "exact", "difference", "independent_bootstrap", "mean", "paired_bootstrap", "ratio", "resample_indices", "verdict_of"]
+           "decide", "exact", "normal_combination", "difference", "independent_bootstrap", "mean", "paired_bootstrap", "ratio", "resample_indices", "verdict_of"]
