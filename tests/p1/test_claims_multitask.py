@@ -156,41 +156,12 @@ def test_undefined_rel_is_not_testable():
     assert cm.fig8_isolation(Results("t", "smoke"), flat, ["A", "B"])["verdict"] == "not-testable"
 
 
-def test_paired_correct_scores_every_model_on_the_same_examples():
+def _fake_workbench(labels, log):
+    """A workbench whose θ_pre (overrides None) is always right and every other model always wrong; ``log`` gets
+    ``(task, examples, overrides)`` of each predict call."""
     import torch
 
     from repro.core.evaluation import Predictions
-    from repro.p1.multitask_runs import paired_correct
-
-    labels = torch.tensor([0, 1, 1, 0, 1])
-    seen = []
-
-    class Split:
-        def split(self, name):
-            return [f"{name}-{i}" for i in range(len(labels))]
-
-    class FakeWb:
-        def task(self, name):
-            return Split()
-
-        def predict(self, task, split, overrides, examples=None):
-            seen.append(list(examples))
-            pred = labels if overrides is None else 1 - labels  # "pre" always right, the other always wrong
-            return Predictions(logits=torch.nn.functional.one_hot(pred, 2).float(), labels=labels)
-
-    out = paired_correct(FakeWb(), "SST-2", {"pre": None, "other": {"w": torch.zeros(1)}})
-    assert list(out) == ["pre", "other"] and out["pre"].tolist() == [1] * 5 and out["other"].tolist() == [0] * 5
-    assert seen[0] == seen[1] == [f"test-{i}" for i in range(5)]
-
-
-def test_rel_correct_scores_pre_mt_and_each_region_on_its_tasks():
-    import torch
-
-    from repro.core.evaluation import Predictions
-    from repro.p1.multitask_runs import rel_correct
-
-    labels = torch.tensor([0, 1, 1, 0])
-    calls = []
 
     class Split:
         def split(self, name):
@@ -204,12 +175,33 @@ def test_rel_correct_scores_pre_mt_and_each_region_on_its_tasks():
             return {"mask": mask}
 
         def predict(self, task, split, overrides, examples=None):
-            calls.append((task, None if overrides is None else overrides["mask"]))
+            log.append((task, list(examples), overrides))
             pred = labels if overrides is None else 1 - labels
             return Predictions(logits=torch.nn.functional.one_hot(pred, 2).float(), labels=labels)
 
-    out = rel_correct(FakeWb(), ["A", "B"], {}, {"single:A": "mA", "union:g": "mg"},
-                      {"single:A": ["A", "B"], "union:g": ["B"]})
+    return FakeWb()
+
+
+def test_paired_correct_scores_every_model_on_the_same_examples():
+    import torch
+
+    from repro.p1.multitask_runs import paired_correct
+
+    seen = []
+    out = paired_correct(_fake_workbench(torch.tensor([0, 1, 1, 0, 1]), seen), "SST-2",
+                         {"pre": None, "other": {"w": torch.zeros(1)}})
+    assert list(out) == ["pre", "other"] and out["pre"].tolist() == [1] * 5 and out["other"].tolist() == [0] * 5
+    assert seen[0][1] == seen[1][1] == [f"test-{i}" for i in range(5)]
+
+
+def test_rel_correct_scores_pre_mt_and_each_region_on_its_tasks():
+    import torch
+
+    from repro.p1.multitask_runs import rel_correct
+
+    calls = []
+    out = rel_correct(_fake_workbench(torch.tensor([0, 1, 1, 0]), calls), ["A", "B"], {},
+                      {"single:A": "mA", "union:g": "mg"}, {"single:A": ["A", "B"], "union:g": ["B"]})
     assert set(out["A"]) == {"pre", "MT", "single:A"} and set(out["B"]) == {"pre", "MT", "single:A", "union:g"}
     assert out["A"]["pre"].tolist() == [1] * 4 and out["B"]["union:g"].tolist() == [0] * 4
     assert len(calls) == 2 + 2 + 2 + 1
