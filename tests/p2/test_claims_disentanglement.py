@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from repro.p2 import claims_disentanglement as cd
@@ -117,11 +118,20 @@ def test_fig6_linear():
 
 
 def test_fig7_gradient():
-    last = {"Non-linear FT": 1.0, "LoTA": 0.8, "TaLoS": 0.1, "Linearized FT": 0.0}
-    c = cd.fig7_gradient(Results("a", "smoke"), last, "SST-2", 12, 30, 40)
+    rng = np.random.default_rng(0)
+    noise = rng.normal(0, 0.02, 12)
+    per = {"Non-linear FT": 1.0 + noise, "LoTA": 0.8 + noise, "TaLoS": 0.1 + noise, "Linearized FT": np.zeros(12)}
+    c = cd.fig7_gradient(Results("a", "smoke"), per, "SST-2", 12, 30, 40)
     assert c["verdict"] == "holds" and "first 30 steps" in c["note"]
-    c = cd.fig7_gradient(Results("a", "smoke"), dict(last, TaLoS=0.5), "SST-2", 12, 40, 40)
-    assert c["verdict"] == "does-not-hold"
+    ev = c["evidence"]
+    assert (ev["n_examples"], ev["seeds"], ev["op"], ev["margin"]) == (12, 1, "<", 0.0)
+    assert ev["ci_high"] < 0 and ev["statistic"] == pytest.approx(0.1 - 0.4, abs=0.02)  # vs LoTA decides
+    c = cd.fig7_gradient(Results("a", "smoke"), dict(per, TaLoS=0.5 + noise), "SST-2", 12, 40, 40)
+    assert c["verdict"] == "does-not-hold" and c["evidence"]["ci_low"] > 0
+    wide = dict(per, TaLoS=0.4 + rng.normal(0, 0.5, 12))  # mean near half of LoTA's, very noisy
+    assert cd.fig7_gradient(Results("a", "smoke"), wide, "SST-2", 12, 40, 40)["verdict"] == "inconclusive"
+    with pytest.raises(ValueError, match="same examples"):
+        cd.fig7_gradient(Results("a", "smoke"), dict(per, TaLoS=np.zeros(5)), "SST-2", 12, 40, 40)
 
 
 @pytest.mark.parametrize("name", ["smoke", "paper-smoke", "cpu", "paper"])

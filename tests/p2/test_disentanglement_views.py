@@ -74,9 +74,11 @@ def test_fig3_and_fig6_rows(monkeypatch):
 
 
 def test_fig7_table_takes_the_last_step():
-    drift = [dict(step=s, rel_change=v * s, method=m) for m, v in (("A", 0.1), ("B", 0.2)) for s in (0, 5, 10)]
+    drift = [dict(step=s, rel_change=v * s, rel_per_example=[v * s - 0.1, v * s + 0.1], method=m)
+             for m, v in (("A", 0.1), ("B", 0.2)) for s in (0, 5, 10)]
     rows, last = views.fig7_table(drift, "T", 10, 40)
-    assert last == pytest.approx({"A": 1.0, "B": 2.0})
+    assert {m: v.mean() for m, v in last.items()} == pytest.approx({"A": 1.0, "B": 2.0})
+    assert [r["value"] for r in rows] == pytest.approx([1.0, 2.0])
     assert all(r["step"] == 10 and r["of_steps"] == 40 and r["task"] == "T" for r in rows)
     fig = views.plot_fig7(drift, "T", 8, 40)
     assert "T, 8 examples" in fig.axes[0].get_title()

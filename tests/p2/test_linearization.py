@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 import torch
 
 from repro.p2.linear_regime import (SnapshotRecorder, gradient_drift, linearized_accuracy, snapshot_steps,
@@ -70,6 +71,8 @@ def test_gradient_drift_zero_at_start_and_grows(tiny_model, sent_examples):
     by = {r["step"]: r for r in rows}
     assert by[0]["rel_change"] < 1e-12 and by[6]["rel_change"] > 0
     assert by[6]["rel_change"] >= by[1]["rel_change"] * 0.5  # grows (not strictly, but not collapsing)
+    assert len(by[6]["rel_per_example"]) == 4  # each example's ratio, whose mean is rel_change
+    assert sum(by[6]["rel_per_example"]) / 4 == pytest.approx(by[6]["rel_change"])
 
 
 def test_recorder_copies():

@@ -214,28 +214,44 @@ def fig6_linear(res: Results, lin_rows: Sequence[Mapping], correct: LinCorrect, 
                          note=f"{rule}; n = {ev.n_examples} examples; deciding part: {worst}")
 
 
-def fig7_gradient(res: Results, last: Mapping[str, float], drift_task: str, n_examples: int, step: int,
-                  of_steps: int) -> dict:
+def fig7_gradient(res: Results, per_example: Mapping[str, Sequence[float]], drift_task: str, n_examples: int,
+                  step: int, of_steps: int, n_resamples: int = N_RESAMPLES) -> dict:
     """"the gradients of TaLoS stay almost constant during fine-tuning, as for linearized FT, while LoTA's change
-    like non-linear FT's" — P2 Fig. 7.  Holds when TaLoS's relative change of ∇θ f at the last checkpoint is less
-    than half of LoTA's and of non-linear FT's.  A point rule: the per-example changes behind each mean are not
-    kept (they come from the replayed training run, cached as means)."""
-    missing = [m for m in (FT, LOTA, TALOS) if m not in last]
+    like non-linear FT's" — P2 Fig. 7.  ``per_example[method]`` = each example's relative change of ∇θ f at the
+    last checkpoint (the same examples for every method).  Holds when TaLoS's mean change is less than half of
+    LoTA's and less than half of non-linear FT's: mean(TaLoS) − mean(other) / 2 < 0 at the upper end of its 95 % CI,
+    paired bootstrap over the examples, for both others."""
+    missing = [m for m in (FT, LOTA, TALOS) if m not in per_example]
     if missing:
         raise ValueError(f"p2-fig7: no drift at step {step} for {missing}")
-    ok = last[TALOS] < 0.5 * min(last[LOTA], last[FT])
+    x = {m: np.asarray(v, dtype=float) for m, v in per_example.items()}
+    if len({len(v) for v in x.values()}) != 1:
+        raise ValueError("p2-fig7: every method's drift must be on the same examples")
+
+    def half_gap(t: np.ndarray, o: np.ndarray) -> float:
+        return float(t.mean() - 0.5 * o.mean())
+
+    parts = {}
+    for other in (LOTA, FT):
+        est, lo, hi = paired_bootstrap([x[TALOS], x[other]], half_gap, n_resamples=n_resamples)
+        ev = Evidence(n_examples=len(x[TALOS]), seeds=1, statistic=est, ci_low=lo, ci_high=hi, margin=0.0, op="<",
+                      test=f"paired bootstrap over the examples, {n_resamples} resamples, 95% CI of mean(TaLoS) − "
+                           f"mean({other}) / 2")
+        parts[f"vs {other}"] = (decide(lo, hi, "<", 0.0), ev)
+    verdict, ev, worst = combine_all(parts)
+    means = {m: float(v.mean()) for m, v in x.items()}
     return res.add_claim(
         "p2-fig7-gradient",
         "During TaLoS fine-tuning the output gradient stays almost constant, like linearized FT; LoTA drifts like "
         "non-linear FT.",
         paper="Fig. 7 (plotted only)",
-        ours=", ".join(f"{m} {v:.3g}" for m, v in sorted(last.items(), key=lambda kv: kv[1]))
+        ours=", ".join(f"{m} {v:.3g}" for m, v in sorted(means.items(), key=lambda kv: kv[1]))
              + f" (relative change after {step} of {of_steps} steps)",
-        holds=bool(ok),
-        note=f"{drift_task}, {n_examples} examples; holds = TaLoS's change is less than half of LoTA's and of "
-             f"non-linear FT's; {POINT_RULE}: the cached drift (repro.p2.linear_regime.drift_curve) keeps only "
-             f"the mean over the examples" + ("" if step >= of_steps else
-                                                 f"; only the first {step} steps are replayed"))
+        verdict=verdict, evidence=ev,
+        note=f"{drift_task}, {n_examples} examples; holds if TaLoS's mean change is less than half of LoTA's and of "
+             f"non-linear FT's, each as mean(TaLoS) − mean(other)/2 < 0 at the upper end of its 95% CI (paired "
+             f"bootstrap over the examples); the evidence shown is the deciding part's ({worst})"
+             + ("" if step >= of_steps else f"; only the first {step} steps are replayed"))
 
 
 __all__ = ["LABELS", "fig2_language", "fig2_vision", "fig3_localization", "fig6_linear", "fig7_gradient",

@@ -178,12 +178,11 @@ def fig6_summary(lin_rows: Sequence[Mapping]) -> pd.DataFrame:
 
 # --- Fig. 7: gradient drift --------------------------------------------------------------------------------------
 def fig7_table(drift_rows: Sequence[Mapping], task: str, step: int, of_steps: int) -> tuple[list[dict], dict]:
-    """Fig. 7 at the last checkpoint ``step``: (rows, ``{method: relative gradient change}``)."""
-    df = pd.DataFrame(drift_rows)
-    last = df[df.step == step].set_index("method")["rel_change"]
-    rows = [dict(task=task, method=m, sparsity=None, metric="grad_rel_change", value=float(v), std=None, paper=None,
-                 step=step, of_steps=of_steps) for m, v in last.items()]
-    return rows, {m: float(v) for m, v in last.items()}
+    """Fig. 7 at the last checkpoint ``step``: (rows, ``{method: per-example relative gradient change}``)."""
+    at = {r["method"]: r for r in drift_rows if r["step"] == step}
+    rows = [dict(task=task, method=m, sparsity=None, metric="grad_rel_change", value=float(r["rel_change"]),
+                 std=None, paper=None, step=step, of_steps=of_steps) for m, r in at.items()]
+    return rows, {m: np.asarray(r["rel_per_example"], dtype=float) for m, r in at.items()}
 
 
 def plot_fig7(drift_rows: Sequence[Mapping], task: str, n_examples: int, of_steps: int) -> Any:

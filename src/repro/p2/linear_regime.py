@@ -147,7 +147,8 @@ def gradient_drift(model: Classifier, examples: Sequence[Example], task: str,
     ``checkpoints[step]`` are parameter overrides (θ^(i) on the trained tensors); ``reference`` = θ0 overrides
     (default: the model's own parameters).  The Jacobian is taken w.r.t. ``names`` (default: the maskable set,
     the same for every method so the numbers compare), every output class, eval mode.  Returns one row per
-    checkpoint: ``step``, ``rel_change`` (mean over examples of the per-example ratio), ``abs_change``.
+    checkpoint: ``step``, ``rel_change`` (mean over examples of the per-example ratio), ``abs_change`` and
+    ``rel_per_example`` (the ratio of each example, in order: what a paired bootstrap over examples resamples).
     """
     if not examples:
         raise ValueError("no examples")
@@ -169,7 +170,7 @@ def gradient_drift(model: Classifier, examples: Sequence[Example], task: str,
             absd[s].extend(diff.tolist())
             del ji
     return [{"step": s, "rel_change": sum(rel[s]) / len(rel[s]), "abs_change": sum(absd[s]) / len(absd[s]),
-             "n_examples": len(rel[s])} for s in steps]
+             "n_examples": len(rel[s]), "rel_per_example": rel[s]} for s in steps]
 
 
 # --- Workbench drivers (the P2 method zoo's runs) ---------------------------------------------------------
@@ -225,7 +226,7 @@ def drift_curve(wb: "Workbench", task: str, method: str, steps: Sequence[int], e
     steps = sorted({int(s) for s in steps})
     if method in LINEAR_BY_CONSTRUCTION:
         return [{"step": s, "rel_change": 0.0, "abs_change": 0.0, "n_examples": len(examples),
-                 "note": "0 by construction"} for s in [0, *steps]]
+                 "rel_per_example": [0.0] * len(examples), "note": "0 by construction"} for s in [0, *steps]]
     recipe = p2_recipe(wb.profile)
     trainable = zoo_trainable(wb, task, method, seed)
     mask_key = trainable.count() if isinstance(trainable, Mask) else len(trainable)
