@@ -16,7 +16,8 @@ import numpy as np
 
 from repro.p1.claims_calibration import ece_difference
 from repro.report.results import Results
-from repro.report.verdicts import Evidence, combine_all, compare, decide, exact, normal_combination, paired_bootstrap
+from repro.report.verdicts import (Evidence, combine_all, compare, exact, normal_combination, paired_bootstrap,
+                                   verdict_from_ci)
 
 # Table 5: the paper's region grows ~3x (0.01 % -> 0.03 %) for ~12x the data (4096 -> 50k per class)
 GROWTH_HOLDS = 0.5  #: region growth ≤ half the data growth: "much less than proportional"
@@ -154,10 +155,9 @@ def _gap_change(arrays: Sequence[np.ndarray]) -> tuple[str, Evidence]:
     def stat(a: np.ndarray, b: np.ndarray, c: np.ndarray, d: np.ndarray) -> float:
         return 100.0 * ((c.mean() - d.mean()) - (a.mean() - b.mean()))
     est, lo, hi = paired_bootstrap(arrays, stat)
-    ev = Evidence(n_examples=int(np.asarray(arrays[0]).size), seeds=1, statistic=est, ci_low=lo, ci_high=hi,
-                  margin=0.0, op="<", test="paired bootstrap over test examples, 2000 resamples, 95% CI of the "
-                                           "change of the learned − FISH gap (points)")
-    return decide(lo, hi, "<", 0.0), ev
+    return verdict_from_ci(est, lo, hi, n_examples=int(np.asarray(arrays[0]).size), seeds=1, margin=0.0, op="<",
+                           test="paired bootstrap over test examples, 2000 resamples, 95% CI of the "
+                                "change of the learned − FISH gap (points)")
 
 
 def table9_gpt2(res: Results, ratios: Mapping[str, float] | None, n_smoke_runs: int = 0) -> dict:

@@ -21,7 +21,7 @@ import numpy as np
 from repro.p1.calibration import ece_from_confidence, in_top_bin
 from repro.p1.calibration_runs import GapRuns, OodRuns, PeftRuns, WiseRuns
 from repro.report.results import Results
-from repro.report.verdicts import N_RESAMPLES, Evidence, combine_all, compare, decide, paired_bootstrap
+from repro.report.verdicts import N_RESAMPLES, Evidence, combine_all, compare, paired_bootstrap, verdict_from_ci
 
 Rows = Sequence[Mapping[str, Any]]
 PerExample = Mapping[tuple[str, int], Mapping[str, Any]]  #: (task, seed) → per-example arrays (calibration.ece_table)
@@ -76,10 +76,9 @@ def _strata_evidence(strata: Strata, statistic: Callable[[list[list[np.ndarray]]
     est, lo, hi, n = strata_ci(strata, statistic, n_resamples)
     over = ("the test examples" if len(strata) == 1 else f"the examples of {len(strata)} example sets pooled (each "
             f"set's statistic recomputed on its drawn examples)")
-    ev = Evidence(n_examples=n, seeds=1, statistic=est, ci_low=lo, ci_high=hi, margin=float(margin), op=op,
-                  test=f"paired bootstrap over {over}, one draw for all models, {n_resamples} resamples, 95% CI of "
-                       f"{what}")
-    return decide(lo, hi, op, margin), ev
+    return verdict_from_ci(est, lo, hi, n_examples=n, seeds=1, margin=float(margin), op=op,
+                           test=f"paired bootstrap over {over}, one draw for all models, {n_resamples} resamples, 95% CI of "
+                                f"{what}")
 
 
 def reduction_ci(per_example: PerExample, task: str, n_bins: int = 10, n_resamples: int = N_RESAMPLES,
@@ -115,10 +114,9 @@ def ece_reduction(res: Results, reduction: Rows, per_example: PerExample, k_shot
         est, lo, hi = reduction_ci(per_example, task, n_resamples=n_resamples)
         n_seeds, n = _stack(per_example, task, "conf_ft").shape
         over = "seeds and examples" if n_seeds > 1 else "examples"
-        ev = Evidence(n_examples=int(n), seeds=int(n_seeds), statistic=est, ci_low=lo, ci_high=hi, margin=35.0,
-                      op=">=", test=f"paired bootstrap over {over}, {n_resamples} resamples, 95% CI of "
-                                    f"1 − ECE_graft/ECE_FT (%)")
-        parts[task] = (decide(lo, hi, ">=", 35.0), ev)
+        parts[task] = verdict_from_ci(est, lo, hi, n_examples=int(n), seeds=int(n_seeds), margin=35.0, op=">=",
+                                      test=f"paired bootstrap over {over}, {n_resamples} resamples, 95% CI of "
+                                           f"1 − ECE_graft/ECE_FT (%)")
         shown.append(f"{task} {est:.0f}% [{lo:.0f}, {hi:.0f}]")
     verdict, ev, worst = combine_all(parts)
     outside = [f"{r['task']} {100 * r['reduction']:.0f}% (not within 5%)" for r in reduction if not r["within_5pct"]]
@@ -188,10 +186,9 @@ def ece_difference(a: Mapping[str, np.ndarray], b: Mapping[str, np.ndarray], op:
     est, lo, hi = paired_bootstrap(arrays, stat, n_resamples=n_resamples)
     n_seeds, n = np.atleast_2d(np.asarray(a["conf"])).shape
     over = "seeds and test examples" if n_seeds > 1 else "test examples"
-    ev = Evidence(n_examples=int(n), seeds=int(n_seeds), statistic=est, ci_low=lo, ci_high=hi,
-                  margin=0.0, op=op, test=f"paired bootstrap over {over}, {n_resamples} resamples, 95% CI of "
-                                        f"the ECE difference (points{', seeds pooled' if n_seeds > 1 else ''})")
-    return decide(lo, hi, op, 0.0), ev
+    return verdict_from_ci(est, lo, hi, n_examples=int(n), seeds=int(n_seeds), margin=0.0, op=op,
+                           test=f"paired bootstrap over {over}, {n_resamples} resamples, 95% CI of "
+                                f"the ECE difference (points{', seeds pooled' if n_seeds > 1 else ''})")
 
 
 def table1_calibration(res: Results, runs: OodRuns, sources: Sequence[str]) -> dict:

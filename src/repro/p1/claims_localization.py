@@ -22,7 +22,8 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 
 from repro.report.results import Results
-from repro.report.verdicts import LEVEL, N_RESAMPLES, Evidence, combine_all, compare, decide, exact, paired_bootstrap
+from repro.report.verdicts import (LEVEL, N_RESAMPLES, Evidence, combine_all, compare, exact, paired_bootstrap,
+                                   verdict_from_ci)
 
 Runs = Mapping[tuple[str, int, int], Mapping[str, Any]]
 Row = Mapping[str, Any]
@@ -326,9 +327,8 @@ def ratio_gap(ga: Any, fa: Any, gb: Any, fb: Any, *, op: str = ">", margin: floa
     m = np.atleast_2d(np.asarray(ga, dtype=float))
     test = (f"paired bootstrap over {'seeds and ' if m.shape[0] > 1 else ''}examples, {n_resamples} resamples, "
             f"{LEVEL:.0%} CI of the difference of two graft/FT accuracy ratios (points)")
-    ev = Evidence(n_examples=int(m.shape[1]), seeds=int(m.shape[0]), statistic=est, ci_low=lo, ci_high=hi,
-                  margin=float(margin), test=test, op=op)
-    return decide(lo, hi, op, margin), ev
+    return verdict_from_ci(est, lo, hi, n_examples=int(m.shape[1]), seeds=int(m.shape[0]), margin=float(margin),
+                           test=test, op=op)
 
 
 FIG5_LABELS: tuple[str, ...] = ("SGD", "AdamW", "AdamW + l1")

@@ -18,7 +18,7 @@ import numpy as np
 
 from repro.p1.multitask import relative_gain
 from repro.report.results import Results
-from repro.report.verdicts import N_RESAMPLES, Evidence, combine_all, compare, decide, exact, paired_bootstrap
+from repro.report.verdicts import N_RESAMPLES, Evidence, combine_all, compare, exact, paired_bootstrap, verdict_from_ci
 
 Rows = Sequence[Mapping[str, Any]]
 #: task → model name → per-example 0/1 correctness on the same test examples
@@ -81,10 +81,9 @@ def _rel_test(correct: Correct, cells: Sequence[tuple[str, str]], reduce: Callab
         return reduce({(m, t): relative_gain(acc[(m, t)], acc[("pre", t)], acc[("MT", t)]) for m, t in cells})
 
     est, lo, hi = paired_bootstrap([task_id, pooled("pre"), pooled("MT"), *map(pooled, models)], stat)
-    ev = Evidence(n_examples=int(task_id.size), seeds=1, statistic=est, ci_low=lo, ci_high=hi, margin=float(margin),
-                  op=op, test=f"paired bootstrap over the pooled test examples of {', '.join(tasks)} (θ_pre, MT and "
-                              f"grafted models on the same examples), {N_RESAMPLES} resamples, 95% CI of {what}")
-    return decide(lo, hi, op, margin), ev
+    return verdict_from_ci(est, lo, hi, n_examples=int(task_id.size), seeds=1, margin=float(margin), op=op,
+                           test=f"paired bootstrap over the pooled test examples of {', '.join(tasks)} (θ_pre, MT and "
+                                f"grafted models on the same examples), {N_RESAMPLES} resamples, 95% CI of {what}")
 
 
 def _point_rel(correct: Correct, cells: Sequence[tuple[str, str]]) -> dict[tuple[str, str], float]:

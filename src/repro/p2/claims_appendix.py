@@ -19,7 +19,7 @@ import numpy as np
 from repro.p2.arithmetic_seeds import Correctness
 from repro.p2.claims_arithmetic import band, paired_gap, task_means
 from repro.report.results import Results
-from repro.report.verdicts import N_RESAMPLES, Evidence, combine_all, decide, exact, paired_bootstrap
+from repro.report.verdicts import N_RESAMPLES, Evidence, combine_all, exact, paired_bootstrap, verdict_from_ci
 
 #: ``{method label: {task: {"test": accuracy, "test_correct": per-example 0/1}}}``
 #: (:func:`repro.p2.arithmetic.single_task`)
@@ -49,11 +49,9 @@ def task_share(ex: Correctness, a: str, b: str, kind: str = "single", *, op: str
         return float(np.mean(ta[ok] >= tb[ok])) if ok.any() else float("nan")
 
     est, lo, hi = paired_bootstrap([xa, xb, ids], stat, n_resamples=n_resamples, seed=seed)
-    ev = Evidence(n_examples=int(xa.shape[1]), seeds=int(xa.shape[0]), statistic=est, ci_low=lo, ci_high=hi,
-                  margin=float(margin), op=op,
-                  test=f"paired bootstrap over test examples, {n_resamples} resamples, 95% CI of the share of "
-                       f"{n_tasks} tasks where {a} ≥ {b}")
-    return decide(lo, hi, op, float(margin)), ev
+    return verdict_from_ci(est, lo, hi, n_examples=int(xa.shape[1]), seeds=int(xa.shape[0]), margin=float(margin), op=op,
+                           test=f"paired bootstrap over test examples, {n_resamples} resamples, 95% CI of the share of "
+                                f"{n_tasks} tasks where {a} ≥ {b}")
 
 
 def fig9_single_task(res: Results, single: Single, tasks: Sequence[str], n_test: int, close_pp: float = 2.0) -> dict:

@@ -29,7 +29,7 @@ from repro.p2.arithmetic_seeds import Correctness
 from repro.p2.claim_gates import gate, vision_reason
 from repro.report.results import Results
 from repro.report.verdicts import (N_RESAMPLES, Evidence, combine_all, decide, normal_combination, paired_bootstrap,
-                                   seeds_text)
+                                   seeds_text, verdict_from_ci)
 
 Rows = Sequence[Mapping[str, Any]]
 #: The full-FT and post-hoc methods of "TaLoS beats full fine-tuning and the post-hoc methods".
@@ -99,9 +99,8 @@ def paired_gap(ex: Correctness, a: str, b: str, *, kind: str = "addition", norma
     what = "normalized accuracy" if normalized else f"{kind} accuracy"
     test = (f"paired bootstrap over {'seeds and ' if xa.shape[0] > 1 else ''}test examples, {n_resamples} "
             f"resamples, 95% CI of the difference in mean-over-tasks {what} (points)")
-    ev = Evidence(n_examples=int(xa.shape[1]), seeds=int(xa.shape[0]), statistic=est, ci_low=lo, ci_high=hi,
-                  margin=float(margin), test=test, op=op)
-    return decide(lo, hi, op, float(margin)), ev
+    return verdict_from_ci(est, lo, hi, n_examples=int(xa.shape[1]), seeds=int(xa.shape[0]), margin=float(margin),
+                           test=test, op=op)
 
 
 def _gated(res: Results, cid: str, text: str, paper: str, ours: str, reason: str | None, note: str,

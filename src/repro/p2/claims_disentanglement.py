@@ -20,7 +20,7 @@ from repro.p2.claim_gates import gate, is_vision_model, vision_reason
 from repro.p2.claims_arithmetic import finite_mean, task_means
 from repro.p2.methods import METHODS, P2_METHODS
 from repro.report.results import Results
-from repro.report.verdicts import N_RESAMPLES, Evidence, combine_all, decide, paired_bootstrap
+from repro.report.verdicts import N_RESAMPLES, Evidence, combine_all, paired_bootstrap, verdict_from_ci
 
 LABELS: dict[str, str] = {k: METHODS[k].label for k in P2_METHODS}
 FT, LIN, LLORA, LOTA, TALOS = (LABELS[k] for k in ("ft", "linearized", "l-lora", "lota", "talos"))
@@ -94,10 +94,9 @@ def xi_gap(disagreement: Disagreement, a: str, b: str, *, op: str = "<", margin:
         return per_pair * (finite_mean(task_means(x, i, n_groups)) - finite_mean(task_means(y, i, n_groups)))
 
     est, lo, hi = paired_bootstrap([xs[a], xs[b], ids], stat, n_resamples=n_resamples, seed=seed)
-    ev = Evidence(n_examples=int(ids.shape[1]), seeds=1, statistic=est, ci_low=lo, ci_high=hi, margin=float(margin),
-                  op=op, test=f"paired bootstrap over the test examples of {len(pairs)} task pairs, {n_resamples} "
-                             f"resamples, 95% CI of the difference in mean ξ")
-    return decide(lo, hi, op, float(margin)), ev
+    return verdict_from_ci(est, lo, hi, n_examples=int(ids.shape[1]), seeds=1, margin=float(margin), op=op,
+                           test=f"paired bootstrap over the test examples of {len(pairs)} task pairs, {n_resamples} "
+                                f"resamples, 95% CI of the difference in mean ξ")
 
 
 def fig2_language(res: Results, fig2_rows: Sequence[Mapping], disagreement: Disagreement, model: str,
@@ -174,10 +173,9 @@ def linear_gap_parts(correct: LinCorrect, within_pp: float = 2.0, n_resamples: i
         op, margin = (">", 0.5) if name.startswith("share") else ("<=", 0.0)
         est, lo, hi = paired_bootstrap([*samples, ids], stat, n_resamples=n_resamples, seed=seed)
         what = "share of tasks" if op == ">" else "difference in mean-over-tasks |lin − ft| accuracy (pp)"
-        ev = Evidence(n_examples=int(ids.shape[1]), seeds=1, statistic=est, ci_low=lo, ci_high=hi, margin=margin,
-                      op=op, test=f"paired bootstrap over the test examples of {n} tasks, {n_resamples} resamples, "
-                                  f"95% CI of the {what}")
-        parts[name] = (decide(lo, hi, op, margin), ev)
+        parts[name] = verdict_from_ci(est, lo, hi, n_examples=int(ids.shape[1]), seeds=1, margin=margin, op=op,
+                                      test=f"paired bootstrap over the test examples of {n} tasks, {n_resamples} resamples, "
+                                           f"95% CI of the {what}")
     return parts
 
 
@@ -234,10 +232,9 @@ def fig7_gradient(res: Results, per_example: Mapping[str, Sequence[float]], drif
     parts = {}
     for other in (LOTA, FT):
         est, lo, hi = paired_bootstrap([x[TALOS], x[other]], half_gap, n_resamples=n_resamples)
-        ev = Evidence(n_examples=len(x[TALOS]), seeds=1, statistic=est, ci_low=lo, ci_high=hi, margin=0.0, op="<",
-                      test=f"paired bootstrap over the examples, {n_resamples} resamples, 95% CI of mean(TaLoS) − "
-                           f"mean({other}) / 2")
-        parts[f"vs {other}"] = (decide(lo, hi, "<", 0.0), ev)
+        parts[f"vs {other}"] = verdict_from_ci(
+            est, lo, hi, n_examples=len(x[TALOS]), seeds=1, margin=0.0, op="<",
+            test=f"paired bootstrap over the examples, {n_resamples} resamples, 95% CI of mean(TaLoS) − mean({other}) / 2")
     verdict, ev, worst = combine_all(parts)
     means = {m: float(v.mean()) for m, v in x.items()}
     return res.add_claim(

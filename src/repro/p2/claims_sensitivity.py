@@ -24,7 +24,7 @@ from repro.p2.claims_arithmetic import finite_mean, task_means
 from repro.p2.sensitivity import RANDOM_SOURCE, mean_off_diagonal
 from repro.p2.sensitivity_views import PRETRAINED
 from repro.report.results import Results
-from repro.report.verdicts import N_RESAMPLES, Evidence, combine_all, compare, decide, paired_bootstrap
+from repro.report.verdicts import N_RESAMPLES, Evidence, combine_all, compare, paired_bootstrap, verdict_from_ci
 
 KEPT_MEAN, KEPT_MIN = 0.97, 0.90  #: "keeps the zero-shot performance": mean ratio ≥ 0.97, every ratio ≥ 0.90
 SHARED_GAP = 0.02  #: "as harmless as the task's own": off-diagonal mean ratio ≥ diagonal mean − 0.02
@@ -55,9 +55,7 @@ def ratio_evidence(correct: Correct, sources: Sequence[str], tasks: Sequence[str
     est, lo, hi = paired_bootstrap(samples, stat, n_resamples=n_resamples, seed=seed)
     test = (f"paired bootstrap over the test examples of all tasks (the same for every model), {n_resamples} "
             f"resamples, 95% CI of the {what}")
-    ev = Evidence(n_examples=int(ids.size), seeds=1, statistic=est, ci_low=lo, ci_high=hi, margin=float(margin),
-                  test=test, op=op)
-    return decide(lo, hi, op, float(margin)), ev
+    return verdict_from_ci(est, lo, hi, n_examples=int(ids.size), seeds=1, margin=float(margin), test=test, op=op)
 
 
 def kept_parts(correct: Correct, sources: Sequence[str], tasks: Sequence[str]) -> dict[str, tuple[str, Evidence]]:
@@ -159,9 +157,7 @@ def overlap_evidence(iou: pd.DataFrame, *, op: str, margin: float, n_resamples: 
     est, lo, hi = paired_bootstrap([np.arange(len(tasks), dtype=float)], stat, n_resamples=n_resamples, seed=seed)
     test = (f"IoUs exact; bootstrap over the {len(tasks)} tasks (mIoU over the pairs of different drawn tasks), "
             f"{n_resamples} resamples, 95% CI of the mIoU")
-    ev = Evidence(n_examples=len(tasks), seeds=1, statistic=est, ci_low=lo, ci_high=hi, margin=float(margin),
-                  test=test, op=op)
-    return decide(lo, hi, op, float(margin)), ev
+    return verdict_from_ci(est, lo, hi, n_examples=len(tasks), seeds=1, margin=float(margin), test=test, op=op)
 
 
 def fig11_overlap(res: Results, iou: pd.DataFrame, chance: float) -> dict:

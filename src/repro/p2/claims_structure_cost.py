@@ -18,7 +18,8 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from repro.report.results import Results
-from repro.report.verdicts import LEVEL, N_RESAMPLES, Evidence, combine_all, decide, exact, independent_bootstrap
+from repro.report.verdicts import (LEVEL, N_RESAMPLES, Evidence, combine_all, exact, independent_bootstrap,
+                                   verdict_from_ci)
 
 #: TaLoS and LoTA masks are compared only when their sizes (densities) agree within this relative tolerance.
 EQUAL_SIZE_TOL = 0.05
@@ -59,8 +60,7 @@ def timing_part(samples: list[np.ndarray], statistic: Callable[..., float], *, o
     n = min(len(x) for x in samples)
     test = (f"bootstrap over the {n} timed iterations of each method, resampled independently (each method is timed "
             f"in its own process), {n_resamples} resamples, {LEVEL:.0%} CI of {what}")
-    ev = Evidence(n_examples=n, seeds=1, statistic=est, ci_low=lo, ci_high=hi, margin=float(margin), test=test, op=op)
-    return decide(lo, hi, op, float(margin)), ev
+    return verdict_from_ci(est, lo, hi, n_examples=n, seeds=1, margin=float(margin), test=test, op=op)
 
 
 def mean_ratio(a: np.ndarray, b: np.ndarray) -> float:

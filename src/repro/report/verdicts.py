@@ -191,6 +191,15 @@ def decide(ci_low: float, ci_high: float, op: str, margin: float) -> str:
     return "inconclusive"
 
 
+def verdict_from_ci(est: float, lo: float, hi: float, *, n_examples: int, seeds: int, margin: float, op: str,
+                    test: str) -> tuple[str, Evidence]:
+    """``(verdict, evidence)`` of ``statistic op margin`` from a statistic and its 95 % CI (:func:`decide`): the one
+    place every claim turns an interval into a verdict."""
+    ev = Evidence(n_examples=int(n_examples), seeds=int(seeds), statistic=float(est), ci_low=float(lo),
+                  ci_high=float(hi), margin=float(margin), test=test, op=op)
+    return decide(ev.ci_low, ev.ci_high, op, ev.margin), ev
+
+
 def compare(a: Any, b: Any | None = None, *, op: str = ">=", margin: float = 0.0, kind: str = "difference",
             scale: float = 1.0, n_resamples: int = N_RESAMPLES, seed: int = 0) -> tuple[str, Evidence]:
     """Test ``statistic(a, b) op margin`` on paired per-example scores; returns ``(verdict, evidence)``.
@@ -212,9 +221,7 @@ def compare(a: Any, b: Any | None = None, *, op: str = ">=", margin: float = 0.0
     m = _as_matrix(a, "a")
     test = (f"paired bootstrap over {'seeds and ' if m.shape[0] > 1 else ''}examples, {n_resamples} resamples, "
             f"{LEVEL:.0%} CI of the {kind}")
-    ev = Evidence(n_examples=int(m.shape[1]), seeds=int(m.shape[0]), statistic=est, ci_low=lo, ci_high=hi,
-                  margin=float(margin), test=test, op=op)
-    return decide(lo, hi, op, margin), ev
+    return verdict_from_ci(est, lo, hi, n_examples=m.shape[1], seeds=m.shape[0], margin=margin, op=op, test=test)
 
 
 def normal_combination(terms: Sequence[tuple[float, float]], n: int, *, op: str, margin: float = 0.0,
@@ -232,9 +239,8 @@ def normal_combination(terms: Sequence[tuple[float, float]], n: int, *, op: str,
         var += float(c) ** 2 * q * (1.0 - q) / n
     z = 1.959963984540054  # the 97.5 % standard normal quantile
     half = z * scale * math.sqrt(var)
-    ev = Evidence(n_examples=int(n), seeds=1, statistic=scale * est, ci_low=scale * est - half,
-                  ci_high=scale * est + half, margin=float(margin), test=test, op=op)
-    return decide(ev.ci_low, ev.ci_high, op, margin), ev
+    return verdict_from_ci(scale * est, scale * est - half, scale * est + half, n_examples=n, seeds=1, margin=margin,
+                           op=op, test=test)
 
 
 def exact(statistic: float, op: str, margin: float, n: int, what: str, seeds: int = 1) -> tuple[str, Evidence]:
@@ -243,9 +249,7 @@ def exact(statistic: float, op: str, margin: float, n: int, what: str, seeds: in
     ``n`` = the regions / masks / readings it is computed from and ``test`` = ``"exact <what>; no sampling"``."""
     _check_op(op)
     s = float(statistic)
-    ev = Evidence(n_examples=int(n), seeds=int(seeds), statistic=s, ci_low=s, ci_high=s, margin=float(margin),
-                  test=f"exact {what}; no sampling", op=op)
-    return decide(s, s, op, margin), ev
+    return verdict_from_ci(s, s, s, n_examples=n, seeds=seeds, margin=margin, op=op, test=f"exact {what}; no sampling")
 
 
 def combine_all(parts: Mapping[str, tuple[str, Evidence]]) -> tuple[str, Evidence, str]:
@@ -324,5 +328,5 @@ def check_consistent(verdict: Any, holds: Any, evidence: Any, note: str = "", wh
 
 
 __all__ = ["EVIDENCE_KEYS", "Evidence", "HOLDS", "OPS", "VERDICTS", "VerdictError", "check_consistent", "combine_all",
-           "compare",
-           "decide", "exact", "normal_combination", "difference", "independent_bootstrap", "mean", "paired_bootstrap", "ratio", "resample_indices", "verdict_of"]
+           "compare", "decide", "difference", "exact", "independent_bootstrap", "mean", "normal_combination",
+           "paired_bootstrap", "ratio", "resample_indices", "verdict_from_ci", "verdict_of"]
