@@ -150,9 +150,13 @@ res.save(output_dir)
 @pytest.mark.slow
 def test_stub_notebook_runs_with_papermill_in_the_smoke_profile(tmp_path):
     """A stub notebook end to end (jupytext -> papermill, fresh python3 kernel): a valid results JSON, then a
-    cache hit.  About 10 s on an idle 2-core machine (three kernel starts)."""
+    cache hit.  About 10 s on an idle 2-core machine (three kernel starts).  The kernel talks over Unix sockets
+    in the run's private folder (:func:`execute.kernel_transport`), never over TCP ports that two kernels starting
+    at once could both pick."""
     nb = tmp_path / "stub.md"
-    nb.write_text(STUB)
+    nb.write_text(STUB.replace("res.save(output_dir)", "from ipykernel.kernelapp import IPKernelApp\n"
+                               "assert IPKernelApp.instance().transport == 'ipc', IPKernelApp.instance().transport\n"
+                               "res.save(output_dir)"))
     params = notebook_parameters(str(nb))
     assert list(params) == ["profile", "seed", "data_dir", "output_dir"]
     r = run_notebook(str(nb), "smoke", {"seed": 21}, output_dir=tmp_path / "out", use_cache=True)

@@ -206,6 +206,21 @@ def _batch_environment(threads: int | None = None) -> Iterator[None]:
                 os.environ[k] = v
 
 
+def kernel_transport(private_dir: str | Path) -> Any:
+    """Kernel connection over Unix sockets in ``private_dir`` instead of TCP ports on localhost.
+
+    With TCP, jupyter_client picks five free ports in the parent and the kernel binds them a moment later; two
+    notebooks starting at once (``--jobs 2``) can pick the same port, and the second kernel dies with "Address
+    already in use" (it happened once in CI).  Socket files in a directory only this run uses cannot collide.
+    Windows keeps TCP (zmq's ipc transport is POSIX only).
+    """
+    from traitlets.config import Config
+
+    if os.name == "nt":
+        return Config()
+    return Config({"KernelManager": {"transport": "ipc", "ip": str(Path(private_dir) / "kernel")}})
+
+
 def run_notebook(name: str, profile: str = "cpu", params: Mapping[str, Any] | None = None,
                  output_dir: str | Path = "results", *, executed_path: str | Path | None = None,
                  use_cache: bool = False, fingerprint: str | None = None, threads: int | None = None,
@@ -257,7 +272,7 @@ def run_notebook(name: str, profile: str = "cpu", params: Mapping[str, Any] | No
             papermill.execute_notebook(str(tmp_in), str(executed), parameters=params, kernel_name=KERNEL,
                                        language="python", cwd=str(path.parent), progress_bar=False,
                                        log_output=False, extra_arguments=KERNEL_ARGS,
-                                       engine_name=watched_engine(progress))
+                                       engine_name=watched_engine(progress), config=kernel_transport(tmp))
         except papermill.PapermillExecutionError as e:
             _tidy_executed(executed, rel_source)
             raise NotebookError(name, "a cell raised an exception", cell_index=e.cell_index, cell_source=e.source,
