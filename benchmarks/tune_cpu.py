@@ -4,14 +4,14 @@
                                              [--graft-lr 1e7] [--graft-steps 20] [--bases 1e-5 1e-4] [--n-test 872]
     python benchmarks/tune_cpu.py ft-curve   [--task SST-2] [--data DIR] [--ft-lr 5e-2] [--ft-steps 400] [--k 64]
     python benchmarks/tune_cpu.py p2-curve   [--task SST-2] [--methods ft linearized l-lora lota talos]
-                                             [--steps-list 20 40 120] [--dev-cap 256]
+                                             [--steps-list 20 40 120] [--dev-cap 256] [--p2-lr 1e-3]
 
 ``p1-check``: zero-shot, fine-tuned and learned-graft test accuracy / ECE and the graft's actual size (the
 issue-15 localisation check), plus each graft step's train/dev score and region size (the best-S curve).
 ``ft-curve``: dev accuracy every ``--eval-every`` steps of one P1 fine-tuning run (is it on a plateau?).
-``p2-curve``: single-task dev accuracy of every P2 method trained with the profile's shared AdamW recipe for each
-number of steps in ``--steps-list`` (one full cosine schedule per length, warm-up unchanged), beside zero-shot: has
-the recipe's step count reached the plateau?  Runs go through the artifact store, so lengths the book already
+``p2-curve``: single-task dev accuracy of every P2 method trained with its profile recipe (``--p2-lr``: another lr)
+for each number of steps in ``--steps-list`` (one full cosine schedule per length, warm-up unchanged), beside
+zero-shot: has the recipe's step count reached the plateau?  Runs go through the artifact store, so lengths the book already
 trained (the recipe's own) are loaded, not re-trained.
 
 Results go to ``benchmarks/sweeps/<command>-<task>-<tag>.json``; the book page "How the cpu profile was chosen"
@@ -144,13 +144,16 @@ def p2_curve(args: argparse.Namespace) -> None:
     for m in args.methods:
         for steps in args.steps_list:
             start = time.perf_counter()
-            tau = finetune_method(wb, args.task, m, seed=wb.seed, recipe=replace(base, steps=steps))
+            recipe = replace(p2_recipe(wb.profile, m), steps=steps)  # the method's lr (profile.p2_method_lr)
+            if args.p2_lr is not None:
+                recipe = replace(recipe, lr=args.p2_lr)
+            tau = finetune_method(wb, args.task, m, seed=wb.seed, recipe=recipe)
             dev = ev.acc(args.task, "val", TaskVector(tau), 1.0, METHODS[m].linear)
-            out["runs"].append({"method": m, "label": METHODS[m].label, "steps": steps, "dev": dev,
+            out["runs"].append({"method": m, "label": METHODS[m].label, "steps": steps, "lr": recipe.lr, "dev": dev,
                                 "seconds": time.perf_counter() - start})
             print(f"{METHODS[m].label:14s} {steps:4d} steps: dev {dev:.3f} (zero-shot {out['zero_shot']:.3f}; "
                   f"{time.perf_counter() - start:.0f} s)", flush=True)
-            _write(f"p2-curve-{args.task}-{_src(args)}", out)  # after every run: partial sweeps keep theirs
+            _write(f"p2-curve-{args.task}-{_src(args)}" + (f"-lr{args.p2_lr:g}" if args.p2_lr is not None else ""), out)  # after every run: partial sweeps keep theirs
 
 
 def main() -> None:
@@ -174,6 +177,7 @@ def main() -> None:
     ap.add_argument("--n-test", type=int, default=872)
     ap.add_argument("--dev-cap", type=int, default=256, help="ft-curve / p2-curve: dev examples scored per point (0 = all; p2-curve: 256)")
     ap.add_argument("--methods", nargs="+", default=list(METHODS), help="p2-curve: P2 methods")
+    ap.add_argument("--p2-lr", type=float, default=None, help="p2-curve: AdamW lr (default: the profile's shared lr)")
     ap.add_argument("--steps-list", type=int, nargs="+", default=[20, 40, 120], help="p2-curve: run lengths")
     ap.add_argument("--tag", default="default")
     args = ap.parse_args()

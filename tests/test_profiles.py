@@ -41,3 +41,20 @@ def test_with_sets_one_recipe_field_by_flat_name():
 def test_recipes_validate_with_clear_errors(make, message):
     with pytest.raises(ValueError, match=message):
         make()
+
+
+def test_p2_recipe_gives_a_method_its_own_lr_and_keeps_the_rest_shared():
+    from repro.p2.methods import p2_recipe
+
+    prof = get_profile("smoke").with_(p2_method_lr=(("talos", 5e-3),))
+    shared = prof.p2_finetune
+    assert p2_recipe(prof) == shared and p2_recipe(prof, "ft") == shared
+    talos = p2_recipe(prof, "talos")
+    assert talos.lr == 5e-3 and talos.steps == shared.steps and talos.batch_size == shared.batch_size
+    with pytest.raises(ValueError, match="unknown P2 method"):
+        p2_recipe(prof, "lotta")
+    with pytest.raises(ValueError, match=r"unknown P2 methods \['tallos'\]"):
+        p2_recipe(prof.with_(p2_method_lr=(("tallos", 1e-3),)), "ft")
+    # a P2 model family brings its own recipe: the text profile's per-method lrs do not carry over
+    paper = get_profile("paper").with_(p2_method_lr=(("talos", 5e-3),))
+    assert paper.for_p2("vision").p2_method_lr == ()

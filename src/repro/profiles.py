@@ -137,6 +137,9 @@ class Profile:
     p2_finetune: FinetuneRecipe = FinetuneRecipe(optimizer="adamw", lr=1e-5, batch_size=128, steps=2000,
                                                   weight_decay=0.1, warmup_steps=500, schedule="cosine",
                                                   eval_every=0, no_decay_bias_ln=False)
+    # per-method AdamW learning rates that replace p2_finetune.lr for those methods (P2 method key -> lr), chosen on
+    # dev where one shared lr leaves a method short of its plateau; empty = one shared recipe, as the paper
+    p2_method_lr: tuple[tuple[str, float], ...] = ()
     talos: TalosRecipe = TalosRecipe()
     alphas: tuple[float, ...] = tuple(round(i * 0.05, 2) for i in range(21))
     p2_protocol: ArithmeticProtocol = ArithmeticProtocol()
@@ -208,7 +211,8 @@ class Profile:
             return prof
         fam = self.family(name)
         return prof.with_(model=fam.model, p2_tasks=fam.tasks, p2_control=fam.control, data_source=fam.data_source,
-                          p2_finetune=fam.finetune, talos_target=fam.talos_target, max_length=fam.max_length,
+                          p2_finetune=fam.finetune, p2_method_lr=(), talos_target=fam.talos_target,
+                          max_length=fam.max_length,
                           talos_calibration_examples=fam.calibration_examples,
                           p2_model_family=name)
 

@@ -74,7 +74,7 @@ def _measure_method(wb: "Workbench", task: str, method: str, mask: Mask | None, 
     from repro.p2.methods import LORA_ALPHA, LORA_RANK, METHODS, p2_recipe
 
     data = wb.task(task)
-    recipe = p2_recipe(wb.profile)
+    recipe = p2_recipe(wb.profile, method)
     linearized = METHODS[method].linear
     if method == "l-lora":
         trainable: Sequence[str] | Mask = inject_lora(wb.model, LORA_RANK, LORA_ALPHA)

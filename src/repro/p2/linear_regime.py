@@ -227,7 +227,7 @@ def drift_curve(wb: "Workbench", task: str, method: str, steps: Sequence[int], e
     if method in LINEAR_BY_CONSTRUCTION:
         return [{"step": s, "rel_change": 0.0, "abs_change": 0.0, "n_examples": len(examples),
                  "rel_per_example": [0.0] * len(examples), "note": "0 by construction"} for s in [0, *steps]]
-    recipe = p2_recipe(wb.profile)
+    recipe = p2_recipe(wb.profile, method)
     trainable = zoo_trainable(wb, task, method, seed)
     mask_key = trainable.count() if isinstance(trainable, Mask) else len(trainable)
     config = {"task": task, "method": method, "steps": steps, "seed": seed, "recipe": asdict(recipe),

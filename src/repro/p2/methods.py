@@ -7,7 +7,7 @@ that *fine-tune* (the post-hoc methods TIES / TALL / DARE / Breadcrumbs re-use t
 :mod:`repro.core.taskvec`):
 
 ============  ===============  ====================================================================================
-key           P2 name          what is trained (all with ``profile.p2_finetune``, the AdamW + cosine recipe)
+key           P2 name          what is trained (all with :func:`p2_recipe`: the AdamW + cosine recipe)
 ============  ===============  ====================================================================================
 ``ft``        Non-linear FT    every maskable tensor (P2 maskable set = backbone Linear + LayerNorm; embeddings and
                                the frozen zero-shot heads stay at θ_0), Ilharco et al. 2023
@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import time
 import warnings
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING, Mapping, Sequence
 
 import torch
@@ -78,9 +78,18 @@ def method_spec(method: str) -> MethodSpec:
     return METHODS[method]
 
 
-def p2_recipe(profile: Profile) -> FinetuneRecipe:
-    """The P2 fine-tuning recipe of a profile (AdamW + cosine; shared by every method)."""
-    return profile.p2_finetune
+def p2_recipe(profile: Profile, method: str | None = None) -> FinetuneRecipe:
+    """The P2 fine-tuning recipe of ``method`` in ``profile``: ``profile.p2_finetune`` (AdamW + cosine, shared by
+    every method), with the learning rate of ``profile.p2_method_lr`` where that lists the method."""
+    recipe = profile.p2_finetune
+    lrs = dict(profile.p2_method_lr)
+    unknown = sorted(set(lrs) - set(METHODS))
+    if unknown:
+        raise ValueError(f"profile {profile.name!r}: p2_method_lr names unknown P2 methods {unknown}; "
+                         f"choose from {list(METHODS)}")
+    if method is not None and method_spec(method).key in lrs:
+        recipe = replace(recipe, lr=float(lrs[method]))
+    return recipe
 
 
 # --- masks -----------------------------------------------------------------------------------------------
@@ -161,7 +170,8 @@ def finetune_method(wb: "Workbench", task: str, method: str, *, seed: int | None
                     recipe: FinetuneRecipe | None = None) -> dict[str, torch.Tensor]:
     """τ of ``method`` (a key of :data:`METHODS`) fine-tuned on ``task``'s k-shot training split (cached).
 
-    Training uses ``recipe`` (default ``profile.p2_finetune``) for every method.  τ is dense over the tensors the
+    Training uses ``recipe`` (default :func:`p2_recipe` of the method: the shared ``profile.p2_finetune``, with a
+    per-method lr where ``profile.p2_method_lr`` gives one).  τ is dense over the tensors the
     method changed; :func:`finetune_method_run` also returns the run's log.
     """
     return finetune_method_run(wb, task, method, seed=seed, recipe=recipe)[0]
@@ -172,7 +182,7 @@ def finetune_method_run(wb: "Workbench", task: str, method: str, *, seed: int | 
     """(τ, metadata) of :func:`finetune_method`; ``meta["train"]`` has the seconds and trainable count."""
     spec = method_spec(method)
     seed = wb.seed if seed is None else seed
-    recipe = recipe or p2_recipe(wb.profile)
+    recipe = recipe or p2_recipe(wb.profile, spec.key)
     if spec.key == "ft":
         return wb.finetune_run(task, recipe, trainable="maskable", seed=seed, tag="p2")
     if spec.key == "linearized":

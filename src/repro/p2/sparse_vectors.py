@@ -36,7 +36,7 @@ def talos_vector(wb: "Workbench", task: str, sparsity: float, seed: int | None =
         return finetune_method(wb, task, "ft", seed=seed)
     seed = wb.seed if seed is None else seed
     mask, _ = talos_mask(wb, task, seed=seed, sparsity=sparsity)
-    return wb.finetune(task, p2_recipe(wb.profile), trainable=mask, seed=seed, tag="p2-talos")
+    return wb.finetune(task, p2_recipe(wb.profile, "talos"), trainable=mask, seed=seed, tag="p2-talos")
 
 
 def grafted_vectors(wb: "Workbench", tasks: Sequence[str], sparsity: float, steps: int | None = None,
