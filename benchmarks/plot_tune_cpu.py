@@ -67,24 +67,38 @@ def graft_curves() -> None:
 
 
 def p2_curves() -> None:
-    runs = _load("p2-curve-")
-    if not runs:
+    """One panel per task: every method's dev accuracy against steps, one line per (method, lr); the files of one
+    task (the shared-lr sweep and any ``--p2-lr`` sweeps) are merged."""
+    files = _load("p2-curve-")
+    if not files:
         return
-    fig, axes = plt.subplots(1, len(runs), figsize=(4.2 * len(runs), 3.6), squeeze=False)
-    for ax, r in zip(axes[0], runs):
-        for label in dict.fromkeys(x["label"] for x in r["runs"]):
-            pts = sorted((x["steps"], x["dev"]) for x in r["runs"] if x["label"] == label)
-            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", ms=3, label=label)
-        ax.axhline(r["zero_shot"], color="k", ls="--", lw=0.8, label="zero-shot")
-        ax.axvline(r["recipe"]["steps"], color="grey", ls=":", lw=0.8)
+    by_task: dict[str, list[dict]] = {}
+    for r in files:
+        by_task.setdefault(r["task"], []).append(r)
+    colors = {label: f"C{i}" for i, label in enumerate(dict.fromkeys(x["label"] for r in files for x in r["runs"]))}
+    fig, axes = plt.subplots(1, len(by_task), figsize=(4.6 * len(by_task), 3.8), squeeze=False)
+    for ax, (task, group) in zip(axes[0], by_task.items()):
+        shared_lr = group[0]["recipe"]["lr"]
+        series: dict[tuple[str, float], list[tuple[int, float]]] = {}
+        for r in group:
+            for x in r["runs"]:
+                series.setdefault((x["label"], float(x.get("lr", r["recipe"]["lr"]))), []).append((x["steps"], x["dev"]))
+        lrs = sorted({lr for _, lr in series})
+        styles = {lr: ls for lr, ls in zip(lrs, ["-", "--", ":", "-."])}
+        for (label, lr), pts in series.items():
+            pts = sorted(pts)
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", ms=3, color=colors[label],
+                    ls=styles[lr], label=f"{label}, lr {lr:g}")
+        ax.axhline(group[0]["zero_shot"], color="k", ls="--", lw=0.8, label="zero-shot")
+        ax.axvline(group[0]["recipe"]["steps"], color="grey", ls=":", lw=0.8)
         ax.set_xscale("log")
-        steps = sorted({x["steps"] for x in r["runs"]})
+        steps = sorted({p[0] for pts in series.values() for p in pts})
         ax.set_xticks(steps, [str(x) for x in steps])
         ax.minorticks_off()
-        ax.set_xlabel(f"AdamW steps (lr {r['recipe']['lr']:g}; dotted: the profile's)")
-        ax.set_ylabel(f"dev accuracy (n = {r['n_dev']})")
-        ax.set_title(f"P2 {r['task']} ({r['data']})")
-    axes[0][0].legend(fontsize=7)
+        ax.set_xlabel(f"AdamW steps (dotted: the profile's; shared lr {shared_lr:g})")
+        ax.set_ylabel(f"dev accuracy (n = {group[0]['n_dev']})")
+        ax.set_title(f"P2 {task} ({group[0]['data']})")
+    axes[0][-1].legend(fontsize=6, loc="lower right", ncol=2)
     fig.tight_layout()
     fig.savefig(FIGURES / "p2_curves.png", dpi=120)
     plt.close(fig)

@@ -312,9 +312,15 @@ PROFILES: dict[str, Profile] = {
         sparsities=(1e-5, 1e-4, 1e-3),
         # one recipe for every P2 method, as the official code.  Chosen on dev (SST-2 / QNLI, 40 steps, 2026-11-23):
         # lr 1e-4: FT 0.812 / 0.742 but TaLoS does not move (0.672 / 0.523 = zero-shot); 3e-4: FT 0.844 / 0.594,
-        # TaLoS 0.688 / 0.578; 1e-3: FT 0.688 / 0.531, TaLoS 0.734 / 0.656.  3e-4 is the compromise.
+        # TaLoS 0.688 / 0.578; 1e-3: FT 0.688 / 0.531, TaLoS 0.734 / 0.656.  3e-4 is the shared rate (FT, Linearized
+        # FT and LoTA are on their dev plateau at 40 steps; benchmarks/sweeps/p2-curve-*.json).
         p2_finetune=FinetuneRecipe(optimizer="adamw", lr=3e-4, batch_size=16, steps=40, weight_decay=0.1,
                                    warmup_steps=4, schedule="cosine", eval_every=0, no_decay_bias_ln=False),
+        # TaLoS and L-LoRA get their own rate, chosen on dev at the shared 40 steps (tune_cpu.py p2-curve --p2-lr,
+        # seed 13, 2026-11-24; SST-2 / QNLI / TREC dev): TaLoS 3e-4 .789/.578/.797, 1e-3 .836/.664/.941,
+        # 3e-3 .859/.664/.953; L-LoRA 3e-4 .758/.516/.680, 1e-3 .805/.555/.762, 3e-3 .875/.633/.891 (zero-shot
+        # .672/.523/.523).  At 3e-3, 120 steps add 2.4/7.0/3.1 (TaLoS) and 0.8/3.1/4.3 (L-LoRA) dev points.
+        p2_method_lr=(("talos", 3e-3), ("l-lora", 3e-3)),
         # TaLoS / Fisher calibration inputs per task.  Measured 2026-11-23 (SST-2 / QNLI dev, 40 steps): 32 inputs
         # give the same TaLoS dev accuracy as 128 (0.688 / 0.578) at a quarter of the per-example-gradient cost
         talos=TalosRecipe(calibration_examples=32),

@@ -2,7 +2,7 @@
 
 :func:`appendix_plan` gives the profile's :class:`AppendixPlan`; a notebook parameter that is not None overrides
 its field.  Plans by ``profile.plan``: ``smoke`` (smoke and paper-smoke) and ``cpu`` run three sparsities on the
-first two P2 tasks (32 / 64 test examples); anything else is the paper's sweep (12 sparsities, every task, the
+first two P2 tasks (32 / 200 test examples per task); anything else is the paper's sweep (12 sparsities, every task, the
 whole test split, P1's graft steps).
 """
 
@@ -49,7 +49,8 @@ def appendix_plan(profile: Profile, **overrides: Any) -> AppendixPlan:
     if profile.plan == "smoke":
         plan = replace(base, n_test_ablation=32, graft_steps=2, alpha_stride=4)
     elif profile.plan == "cpu":  # the protocol's cpu grid is already every 4th α
-        plan = replace(base, n_test_ablation=64, graft_steps=3)
+        # 200 test examples per task (issue 15: >= 200 per point in figures; it was 64)
+        plan = replace(base, n_test_ablation=200, graft_steps=3)
     else:  # paper (and any GPU profile): the paper's sweep
         plan = replace(base, sparsities=(0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99),
                        ablation_tasks=tasks, n_test_ablation=0, graft_steps=profile.graft.steps)

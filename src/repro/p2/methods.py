@@ -92,6 +92,16 @@ def p2_recipe(profile: Profile, method: str | None = None) -> FinetuneRecipe:
     return recipe
 
 
+def describe_lrs(profile: Profile) -> str:
+    """The P2 learning rates in words: ``3e-4`` (one shared rate), or ``3e-4; TaLoS and L-LoRA 3e-3``."""
+    shared = f"{profile.p2_finetune.lr:g}"
+    by_lr: dict[float, list[str]] = {}
+    for method, lr in profile.p2_method_lr:
+        by_lr.setdefault(float(lr), []).append(method_spec(method).label)
+    own = "; ".join(f"{' and '.join(labels)} {lr:g}" for lr, labels in by_lr.items())
+    return f"{shared}; {own}" if own else shared
+
+
 # --- masks -----------------------------------------------------------------------------------------------
 def _data_config(wb: "Workbench", task: str, seed: int) -> dict:
     return {"task": task, "k": wb.profile.k_shot, "seed": seed, "model": wb.profile.model,
