@@ -78,13 +78,13 @@ def p2_curves() -> None:
     colors = {label: f"C{i}" for i, label in enumerate(dict.fromkeys(x["label"] for r in files for x in r["runs"]))}
     fig, axes = plt.subplots(1, len(by_task), figsize=(4.6 * len(by_task), 3.8), squeeze=False)
     for ax, (task, group) in zip(axes[0], by_task.items()):
-        shared_lr = group[0]["recipe"]["lr"]
         series: dict[tuple[str, float], list[tuple[int, float]]] = {}
         for r in group:
             for x in r["runs"]:
                 series.setdefault((x["label"], float(x.get("lr", r["recipe"]["lr"]))), []).append((x["steps"], x["dev"]))
         lrs = sorted({lr for _, lr in series})
-        styles = {lr: ls for lr, ls in zip(lrs, ["-", "--", ":", "-."])}
+        shared_lr = next((lr for label, lr in series if label == "Non-linear FT"), lrs[0])  # FT: the shared rate
+        styles = {lr: ls for lr, ls in zip(lrs, ["-", "--", "-.", (0, (1, 1))])}
         for (label, lr), pts in series.items():
             pts = sorted(pts)
             ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", ms=3, color=colors[label],
