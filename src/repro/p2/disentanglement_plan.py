@@ -66,7 +66,7 @@ def disentanglement_plan(profile: Profile, **overrides: Any) -> DisentanglementP
         plan = base
     elif profile.plan == "cpu":
         # Figs. 3/6 on 200 test examples per task (issue 15: >= 200 per point; it was 48).  Fig. 2 stays at 24 per
-        # task on a 5 × 5 grid: 200 would add ~640 s of one core to the cpu build, past its 90-minute budget
+        # task on a 5 × 5 grid: 200 would add ~640 s of one core to the cpu build (88.9 of its 90 minutes, no margin)
         plan = replace(base, grid_points=5, n_grid=24, n_eval=200, drift_steps=(1, 3, 10, 30), drift_examples=12)
     else:  # paper (and any GPU profile): the paper's setting
         plan = replace(base, grid_points=20, n_grid=2048, n_eval=0,
