@@ -1,0 +1,89 @@
+"""Where the ``paper`` profile differs from the papers or their official code: one record per difference.
+
+Each :class:`Departure` says what differs, the paper's (or official code's) value, ours, why we keep ours, and its
+measured effect where there is one.  The book renders :data:`DEPARTURES` as the page "Where this reproduction
+differs from the papers" (:func:`departures_markdown`), and each table section links the records that touch it
+(:func:`departures_for`).  ``tests/test_departures.py`` holds the paper profile's recipes against the papers'
+values (transcribed from the papers and the official code): a difference with no record here fails.
+
+Only the *paper* profile's departures live here.  The cpu and smoke profiles depart by design (other models, other
+data, smaller budgets); their choices are stated on the page "How the cpu profile was chosen" and in each chapter's
+plan.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Departure:
+    """One difference between the paper profile and a paper or its official code."""
+
+    key: str  # short stable id, e.g. "p2-tall-lambda" (anchors on the page)
+    paper: str  # "P1" | "P2"
+    sections: tuple[str, ...]  # the table / figure ids it touches (book/reference ids, e.g. "p2-table1")
+    what: str  # what differs, in one sentence
+    paper_value: str  # the paper's or official code's value
+    ours: str  # what the paper profile does
+    why: str  # why we keep ours
+    effect: str = ""  # measured effect, where there is one ("" = not measured)
+    review: str = ""  # the item of the paper-path review it answers (C1, S1, ...), if any
+    # profile fields (dotted, e.g. "p1_finetune.steps", "family.vision.finetune.lr") whose value differs from the
+    # paper's table in tests/test_departures.py because of this departure
+    fields: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.paper not in ("P1", "P2"):
+            raise ValueError(f"Departure {self.key!r}: paper must be 'P1' or 'P2', got {self.paper!r}")
+        if not (self.what and self.paper_value and self.ours and self.why):
+            raise ValueError(f"Departure {self.key!r}: what, paper_value, ours and why are all required")
+
+
+#: every departure of the paper profile, grouped by paper, in the order of the papers' sections
+DEPARTURES: tuple[Departure, ...] = ()
+
+
+def departures_for(section: str) -> list[Departure]:
+    """The departures that touch the table or figure ``section`` (a book/reference id such as "p2-table1")."""
+    return [d for d in DEPARTURES if section in d.sections]
+
+
+def departure(key: str) -> Departure:
+    """The departure ``key`` (fails naming the known keys)."""
+    for d in DEPARTURES:
+        if d.key == key:
+            return d
+    raise KeyError(f"no departure {key!r}; known: {sorted(d.key for d in DEPARTURES)}")
+
+
+def departures_fields() -> set[str]:
+    """Every profile field that some departure accounts for."""
+    return {f for d in DEPARTURES for f in d.fields}
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def departures_markdown() -> str:
+    """The body of the book page "Where this reproduction differs from the papers" (MyST markdown)."""
+    out: list[str] = []
+    for paper in ("P1", "P2"):
+        rows = [d for d in DEPARTURES if d.paper == paper]
+        out += [f"## {paper}", ""]
+        if not rows:
+            out += ["No departures recorded.", ""]
+            continue
+        for d in rows:
+            out += [f"({d.key})=", f"### {d.what}", ""]
+            out += ["| | |", "|---|---|",
+                    f"| paper / official code | {_cell(d.paper_value)} |",
+                    f"| this reproduction | {_cell(d.ours)} |",
+                    f"| why | {_cell(d.why)} |",
+                    f"| measured effect | {_cell(d.effect) if d.effect else 'not measured'} |",
+                    f"| touches | {', '.join(d.sections) if d.sections else 'the whole chapter'} |"]
+            if d.review:
+                out.append(f"| review item | {d.review} |")
+            out.append("")
+    return "\n".join(out)
