@@ -42,7 +42,7 @@ from repro.paths import book_dir, repo_root, results_path
 from repro.profiles import PROFILES
 from repro.report.results import ResultsError, load_results, validate
 from repro.report.claims_page import claims_page_markdown
-from repro.runner.execute import (RunResult, check_run, kernel_params, paper_of, param_path, run_many,
+from repro.runner.execute import (RunResult, check_run, kernel_params, param_path, run_many,
                                   source_fingerprint, utc_now)
 from repro.runner.notebooks import (KERNEL, ParameterError, book_notebooks, notebook_parameters,
                                     notebook_title, schedule_order)
@@ -162,7 +162,7 @@ def build_book(profile: str = "cpu", only: Iterable[str] | None = None, jobs: in
     if jobs < 1:
         raise ParameterError("--jobs must be >= 1")
     out_rel = param_path(str(output_dir), keep_relative=True)
-    fingerprints = {p: source_fingerprint(p) for p in {paper_of(n) or n for n in selected}}
+    fingerprints = {n: source_fingerprint(n) for n in selected}  # each notebook's own import closure
     threads = max(1, (os.cpu_count() or 1) // jobs) if jobs > 1 else None  # parallel kernels split the cores
 
     job_args = []
@@ -178,7 +178,7 @@ def build_book(profile: str = "cpu", only: Iterable[str] | None = None, jobs: in
         if name not in selected:
             continue
         job_args.append(dict(name=name, profile=profile, params=params, output_dir=out_rel, use_cache=not force,
-                             fingerprint=fingerprints[paper_of(name) or name], threads=threads))
+                             fingerprint=fingerprints[name], threads=threads))
 
     log(f"repro book: profile={profile}, {len(selected)} of {len(names)} notebooks to execute (cached when "
         f"unchanged), jobs={jobs}")

@@ -3,6 +3,7 @@ and :class:`NotebookError`."""
 
 from __future__ import annotations
 
+import ast
 import concurrent.futures as cf
 import contextlib
 import functools
@@ -57,11 +58,10 @@ class NotebookError(RuntimeError):
 # --------------------------------------------------------------------------------------------------------
 # cache
 # --------------------------------------------------------------------------------------------------------
-#: What every notebook can read: the layers both papers share (``src/repro/<part>``).
-SHARED = ("core", "data", "models", "report", "workbench.py", "artifacts.py", "profiles.py", "paths.py",
-          "progress.py", "__init__.py")
 #: A paper's package and the prefix of its printed tables in ``book/reference``.
 PAPERS = {"p1": "grafting", "p2": "talos"}
+#: The dynamic-import calls whose first string argument names a module (``__import__("repro.models")``).
+_DYNAMIC_IMPORTS = {"__import__", "import_module"}
 
 
 def paper_of(notebook: str | Path) -> str | None:
@@ -70,28 +70,103 @@ def paper_of(notebook: str | Path) -> str | None:
     return prefix if prefix in PAPERS else None
 
 
-def _python_files(path: Path) -> list[Path]:
-    if path.is_file():
-        return [path]
-    return sorted(path.rglob("*.py")) if path.is_dir() else []
+def _module_file(src: Path, module: str) -> Path | None:
+    """The file of ``repro.a.b`` under ``src`` (= ``.../src/repro``): ``a/b.py`` or ``a/b/__init__.py``."""
+    parts = module.split(".")[1:]
+    base = src.joinpath(*parts) if parts else src
+    for cand in (base.with_suffix(".py") if parts else None, base / "__init__.py"):
+        if cand is not None and cand.is_file():
+            return cand
+    return None
+
+
+def _imported_modules(code: str, package: str) -> set[str]:
+    """Every ``repro`` module named by an import in ``code`` (any depth: function-local imports count, and
+    ``__import__("repro.x")`` / ``import_module("repro.x")``); ``package`` resolves relative imports."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:  # a notebook cell with IPython magics: read its import lines alone
+        lines = [ln for ln in code.splitlines() if ln.lstrip().startswith(("import ", "from "))]
+        try:
+            tree = ast.parse("\n".join(ln.strip() for ln in lines))
+        except SyntaxError:
+            return set()
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: max(len(package.split(".")) - node.level + 1, 0)]
+                base = ".".join(anchor + ([base] if base else []))
+            out.add(base)
+            out |= {f"{base}.{a.name}" for a in node.names}  # `from repro.p1 import regions` imports a module
+        elif (isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant)
+              and isinstance(node.args[0].value, str)
+              and getattr(node.func, "id", getattr(node.func, "attr", None)) in _DYNAMIC_IMPORTS):
+            out.add(node.args[0].value)
+    return {m for m in out if m == "repro" or m.startswith("repro.")}
+
+
+def _notebook_code(path: Path) -> str:
+    """The code cells of a jupytext MyST notebook (or an ``.ipynb``), joined: what its kernel imports."""
+    if path.suffix == ".ipynb":
+        cells = json.loads(path.read_text(encoding="utf-8")).get("cells", [])
+        return "\n".join("".join(c.get("source", "")) for c in cells if c.get("cell_type") == "code")
+    out, inside = [], False
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.startswith("```{code-cell}"):
+            inside = True
+        elif inside and line.startswith("```"):
+            inside = False
+        elif inside and not line.startswith((":tags:", "---")):
+            out.append(line)
+    return "\n".join(out)
+
+
+def import_closure(src: Path, roots: set[str]) -> list[Path]:
+    """The files of every ``repro`` module that importing ``roots`` can execute: the static import closure,
+    with each module's parent packages (importing ``repro.p1.x`` runs ``repro/__init__.py`` and
+    ``repro/p1/__init__.py``)."""
+    seen: dict[str, Path] = {}
+    todo = list(roots)
+    while todo:
+        mod = todo.pop()
+        parts = mod.split(".")
+        for i in range(1, len(parts) + 1):  # the module and its parent packages
+            name = ".".join(parts[:i])
+            if name in seen:
+                continue
+            path = _module_file(src, name)
+            if path is None:  # `from repro.x import name`: a name, not a module
+                continue
+            seen[name] = path
+            package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+            todo += sorted(_imported_modules(path.read_text(encoding="utf-8"), package) - seen.keys())
+    return sorted(set(seen.values()))
 
 
 def source_fingerprint(notebook: str | Path | None = None) -> str:
-    """Hash of the code and tables one notebook can read: the :data:`SHARED` layers, its own paper's package
-    (``p1/`` or ``p2/``, by name prefix) and that paper's ``book/reference`` CSVs.
+    """Hash of the code and tables one notebook can read: the files of its static ``repro`` import closure
+    (:func:`import_closure`, computed from the notebook's code cells, never a hand-kept list) and its paper's
+    ``book/reference`` CSVs (by name prefix).  ``notebook=None`` covers every module and table.
 
-    Exact because p1 and p2 never import each other and the runner imports neither: editing ``p2/`` does not
-    re-execute the P1 notebooks.  A notebook without a paper prefix (or ``notebook=None``) covers both papers.
+    Exact for static imports: editing ``p2/`` does not re-execute the P1 notebooks, and editing a module any
+    notebook imports (``plans.py``, ``device.py``, ``bench/``) re-executes exactly the notebooks that reach it.
     """
     root = repo_root()
     src, ref = root / "src" / "repro", root / "book" / "reference"
-    paper = paper_of(notebook) if notebook is not None else None
-    papers = [paper] if paper else sorted(PAPERS)
-    files = [f for part in (*SHARED, *papers) for f in _python_files(src / part)]
-    for p in papers:
-        files += sorted(ref.glob(f"{PAPERS[p]}_*.csv"))
-    if not paper:
-        files += sorted(f for f in ref.glob("*.csv") if not f.name.startswith(tuple(f"{v}_" for v in PAPERS.values())))
+    if notebook is None:
+        files = sorted(src.rglob("*.py"))
+        files += sorted(ref.glob("*.csv"))
+    else:
+        files = import_closure(src, _imported_modules(_notebook_code(notebook_path(notebook)), "repro"))
+        paper = paper_of(notebook)
+        tables = [PAPERS[paper]] if paper else list(PAPERS.values())
+        files += sorted(f for t in tables for f in ref.glob(f"{t}_*.csv"))
+        if not paper:
+            files += sorted(f for f in ref.glob("*.csv") if not f.name.startswith(tuple(f"{v}_" for v in PAPERS.values())))
     h = hashlib.sha256()
     for f in files:
         h.update(f.relative_to(root).as_posix().encode() + b"\0" + f.read_bytes() + b"\0")
