@@ -245,6 +245,15 @@ class P2Family:
     paper_model: str  # the printed column (P2 Tables 1-2): ViT-B/32, T5-Small, T5-Base, ...
     max_length: int = 128
     calibration_examples: int = 32  # TaLoS calibration inputs (vision: the Val split, ≤ 5000; T5: 32)
+    # the official code's per-family baseline settings (spec D9); the defaults are the NLP code's, which the "text"
+    # family (a profile's own model) uses too
+    tall_lambda: float = 0.6  # TALL mask / Consensus λ: 0.2 in the vision code, 0.6 in the NLP code
+    lora_style: str = "peft"  # L-LoRA scale and init (repro.core.adapters.LORA_STYLES): "official-vision" | "peft"
+
+    def __post_init__(self) -> None:
+        _require(self.tall_lambda >= 0, "P2Family", f"tall_lambda must be >= 0, got {self.tall_lambda}")
+        _require(self.lora_style in ("official-vision", "peft"), "P2Family",
+                 f"unknown lora_style {self.lora_style!r}; choose 'official-vision' or 'peft'")
 
 
 #: P2 vision recipe (spec D4): AdamW 1e-5, wd 0.1, batch 128, ~2,000 steps, cosine after 500 warm-up steps
@@ -351,7 +360,8 @@ PROFILES: dict[str, Profile] = {
         p2_model_family="vision",
         p2_families=(
             P2Family("vision", "clip-vit-b32", VISION_TASKS, "ImageNet", "hub-vision", VISION_RECIPE, "logit",
-                     "ViT-B/32", max_length=77, calibration_examples=5000),
+                     "ViT-B/32", max_length=77, calibration_examples=5000, tall_lambda=0.2,
+                     lora_style="official-vision"),
             P2Family("nlp", "t5-small", NLP_TASKS, "rte", "hub-nlp", NLP_RECIPE, "sequence-loglik", "T5-Small"),
             P2Family("nlp-base", "t5-base", NLP_TASKS, "rte", "hub-nlp", NLP_RECIPE, "sequence-loglik", "T5-Base"),
         ),
@@ -378,7 +388,8 @@ PROFILES["paper-smoke"] = replace(
         P2Family("vision", "tiny-clip", ("EuroSAT", "MNIST", "SVHN"), "ImageNet", "synthetic-images",
                  FinetuneRecipe(optimizer="adamw", lr=1e-3, batch_size=8, steps=6, weight_decay=0.1,
                                 warmup_steps=2, schedule="cosine", eval_every=0, no_decay_bias_ln=False),
-                 "logit", "ViT-B/32", max_length=32, calibration_examples=16),
+                 "logit", "ViT-B/32", max_length=32, calibration_examples=16, tall_lambda=0.2,
+                 lora_style="official-vision"),
         P2Family("nlp", "tiny-t5", ("SST-2", "AGNews"), "RTE", "generated",
                  FinetuneRecipe(optimizer="adamw", lr=1e-3, batch_size=8, steps=6, weight_decay=0.0,
                                 grad_clip=0.0, eval_every=0, no_decay_bias_ln=False),
