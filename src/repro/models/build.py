@@ -89,13 +89,14 @@ def _random_roberta_base(p: Profile, seed: int) -> Classifier:
 
 
 def _random_clip_vit_b32(p: Profile, seed: int) -> Classifier:
-    """open_clip ViT-B/32 architecture, random init (no weights download; GPU path check)."""
+    """open_clip ViT-B/32 architecture with QuickGELU (the OpenAI network), random init (no weights download; GPU
+    path check)."""
     import open_clip
 
     from repro.models import clip
 
     torch.manual_seed(seed)
-    model = open_clip.create_model("ViT-B-32", pretrained=None)
+    model = open_clip.create_model("ViT-B-32", pretrained=None, force_quick_gelu=True)
     size = model.visual.image_size
     size = size[0] if isinstance(size, (tuple, list)) else size
     return clip.CLIPImageClassifier(model, open_clip.image_transform(size, is_train=False),
