@@ -9,7 +9,8 @@ in torchvision's layout; a missing one fails naming the folder.
 Splits, as the official code: ``train`` = the task's train split minus a held-out ``val`` of 10 % (at most 5,000,
 seed 0; the official ``<Task>Val``), ``test`` = the test split.  DTD: train + val merged (official val = test);
 EuroSAT and SUN397 (one split): a seeded 80/10/10 split.  ImageNet: test = the official val set, ``val`` = 5,000
-train images.  Class names come from the dataset; the zero-shot head templates are
+train images.  Class names come from the dataset (GTSRB and EuroSAT: the official code's lists,
+:data:`GTSRB_NAMES` and :data:`EUROSAT_NAMES`); the zero-shot head templates are
 :data:`VISION_TEMPLATES` (CLIP-style prompts written for each dataset; ImageNet: open_clip's OpenAI templates).
 Images stay lazy (file paths, or a callable returning a PIL image), so a dataset is never decoded at once.
 """
@@ -35,13 +36,62 @@ VISION_TEMPLATES: dict[str, tuple[str, ...]] = {
     "SVHN": ('a photo of the number: "{}".', 'a house number sign showing "{}".'),
 }
 
-#: EuroSAT's folder names → the readable class names the zero-shot head embeds
+#: EuroSAT's folder names → the class names the zero-shot head embeds: the official code's names (task_vectors'
+#: ``eurosat.py``, which takes them from the CLIP paper's prompt list)
 EUROSAT_NAMES: dict[str, str] = {
     "AnnualCrop": "annual crop land", "Forest": "forest", "HerbaceousVegetation": "brushland or shrubland",
-    "Highway": "highway or road", "Industrial": "industrial buildings", "Pasture": "pasture land",
-    "PermanentCrop": "permanent crop land", "Residential": "residential buildings", "River": "river",
-    "SeaLake": "lake or sea",
+    "Highway": "highway or road", "Industrial": "industrial buildings or commercial buildings",
+    "Pasture": "pasture land", "PermanentCrop": "permanent crop land",
+    "Residential": "residential buildings or homes or apartments", "River": "river", "SeaLake": "lake or sea",
 }
+
+#: the 43 GTSRB class names by class id, as the official code has them (task_vectors' ``gtsrb.py``, from the CLIP
+#: paper's prompt list; its spellings "horizonal" and "bicyle" kept, since the text encoder sees these strings)
+GTSRB_NAMES: tuple[str, ...] = (
+    "red and white circle 20 kph speed limit",
+    "red and white circle 30 kph speed limit",
+    "red and white circle 50 kph speed limit",
+    "red and white circle 60 kph speed limit",
+    "red and white circle 70 kph speed limit",
+    "red and white circle 80 kph speed limit",
+    "end / de-restriction of 80 kph speed limit",
+    "red and white circle 100 kph speed limit",
+    "red and white circle 120 kph speed limit",
+    "red and white circle red car and black car no passing",
+    "red and white circle red truck and black car no passing",
+    "red and white triangle road intersection warning",
+    "white and yellow diamond priority road",
+    "red and white upside down triangle yield right-of-way",
+    "stop",
+    "empty red and white circle",
+    "red and white circle no truck entry",
+    "red circle with white horizonal stripe no entry",
+    "red and white triangle with exclamation mark warning",
+    "red and white triangle with black left curve approaching warning",
+    "red and white triangle with black right curve approaching warning",
+    "red and white triangle with black double curve approaching warning",
+    "red and white triangle rough / bumpy road warning",
+    "red and white triangle car skidding / slipping warning",
+    "red and white triangle with merging / narrow lanes warning",
+    "red and white triangle with person digging / construction / road work warning",
+    "red and white triangle with traffic light approaching warning",
+    "red and white triangle with person walking warning",
+    "red and white triangle with child and person walking warning",
+    "red and white triangle with bicyle warning",
+    "red and white triangle with snowflake / ice warning",
+    "red and white triangle with deer warning",
+    "white circle with gray strike bar no speed limit",
+    "blue circle with white right turn arrow mandatory",
+    "blue circle with white left turn arrow mandatory",
+    "blue circle with white forward arrow mandatory",
+    "blue circle with white forward or right turn arrow mandatory",
+    "blue circle with white forward or left turn arrow mandatory",
+    "blue circle with white keep right arrow mandatory",
+    "blue circle with white keep left arrow mandatory",
+    "blue circle with white arrows indicating a traffic circle",
+    "white circle with gray strike bar indicating no passing for cars has ended",
+    "white circle with gray strike bar indicating no passing for trucks has ended",
+)
 
 VISION_TASKS: tuple[str, ...] = ("Cars", "DTD", "EuroSAT", "GTSRB", "MNIST", "RESISC45", "SUN397", "SVHN",
                                  "ImageNet")
@@ -194,15 +244,5 @@ def _resisc45() -> VisionSplits:
 
 
 def _gtsrb_names() -> list[str]:
-    """The 43 GTSRB class names: the meaning of each class id's sign, in our own words."""
-    speeds = [f"speed limit {v} km/h" for v in (20, 30, 50, 60, 70, 80)]
-    return speeds + [
-        "end of speed limit 80 km/h", "speed limit 100 km/h", "speed limit 120 km/h", "no overtaking",
-        "no overtaking for trucks", "priority at the next intersection", "priority road", "yield", "stop",
-        "no vehicles", "no trucks", "no entry", "general danger", "dangerous curve to the left",
-        "dangerous curve to the right", "double curve", "bumpy road", "slippery road", "road narrows on the right",
-        "road work", "traffic signals ahead", "pedestrians", "children crossing", "bicycles crossing",
-        "ice or snow", "wild animals crossing", "end of all restrictions", "turn right ahead", "turn left ahead",
-        "ahead only", "go straight or right", "go straight or left", "keep right", "keep left", "roundabout",
-        "end of no overtaking", "end of no overtaking for trucks",
-    ]
+    """The 43 GTSRB class names by class id: :data:`GTSRB_NAMES`, the official code's."""
+    return list(GTSRB_NAMES)
