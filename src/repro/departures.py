@@ -57,6 +57,40 @@ DEPARTURES: tuple[Departure, ...] = (
         fields=("family.nlp.finetune.batch_size", "family.nlp.finetune.steps",
                 "family.nlp-base.finetune.batch_size", "family.nlp-base.finetune.steps"),
     ),
+    # --- p2model ---
+    Departure(
+        key="p2-llora-lora-only",
+        paper="P2",
+        sections=("p2-table1", "p2-table2", "p2-table3", "p2-fig2", "p2-fig6"),
+        what="L-LoRA trains only its LoRA factors; the official code also trains attention weights densely",
+        paper_value="vision/lora.py replaces every attention by a new module whose in_proj (Q, K, V) and out_proj "
+                    "weights and biases are fresh trainable parameters (requires_grad_(False) is called on the old "
+                    "module), so AdamW trains them densely beside the LoRA branches; nlp/linearize.py's "
+                    "LinearizedModule marks every parameter of the wrapped peft layer trainable, the base q and v "
+                    "weights included",
+        ours="only the LoRA B factors train (each branch linearized around B_0 = 0, so A gets no gradient); scale, "
+             "init and linearization scope as the official code per family (vision s = α, xavier/√r; NLP peft "
+             "s = α/r); every other weight stays at θ_0",
+        why="L-LoRA (Tang et al. 2024) and the paper's Table 3 count are a rank-16 adapter; the dense updates are a "
+            "side effect of how the modules were swapped, and would make L-LoRA a dense fine-tuning of the "
+            "attention",
+        effect="",
+        review="S6",
+    ),
+    Departure(
+        key="p2-lota-vision-leak",
+        paper="P2",
+        sections=("p2-table1", "p2-table2", "p2-table3", "p2-fig2", "p2-fig6"),
+        what="LoTA's non-selected entries are frozen in both families; the official vision code trains them at 10 % lr",
+        paper_value="vision/pruners.py _global_mask sets the AdaptW score of non-selected entries to 0.1, so they "
+                    "train at a tenth of the learning rate (the NLP code uses 0)",
+        ours="0 for every non-selected entry (repro.core.fisher.lota_mask); the mask itself follows the official "
+             "count N − int((1 − d)·N) with ties at the threshold frozen",
+        why="LoTA is sparse fine-tuning of the selected 10 %; the vision value makes it dense, which neither the LoTA "
+            "paper nor P2's description of the baseline says, and the NLP code does not do",
+        effect="",
+        review="S15",
+    ),
 )
 
 
