@@ -55,3 +55,14 @@ def test_vision_l_lora_on_tiny_clip_is_official_scale_and_q_v_only(tmp_path):
     for n, p in wb.model.named_parameters():  # the model is left at θ_0
         if n in wb.pre:
             assert torch.equal(p, wb.pre[n])
+
+
+def test_nlp_l_lora_on_tiny_t5_is_peft_style_on_q_and_v(tmp_path):
+    """paper-smoke's NLP family: L-LoRA on the tiny T5 (peft, s = α/r) changes only the q and v weights."""
+    from repro.workbench import Workbench
+
+    prof = get_profile("paper-smoke").for_p2("nlp")
+    wb = Workbench(prof, artifacts_dir=tmp_path)
+    tau = methods.finetune_method(wb, prof.p2_tasks[0], "l-lora")
+    assert tau and all(n.endswith((".q.weight", ".v.weight")) for n in tau)
+    assert any(float(v.abs().max()) > 0 for v in tau.values())
