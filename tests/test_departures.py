@@ -73,6 +73,13 @@ PAPER_VALUES: dict[str, tuple[Any, str]] = {
     "family.nlp.finetune.steps": (75000, "D4"),
     "family.nlp.finetune.schedule": ("constant", "D4"),
     "family.nlp.finetune.grad_clip": (0.0, "D4 (no clipping)"),
+    # --- p2model --- P2 baselines per family (D9)
+    "family.vision.tall_lambda": (0.2, "D9 (vision eval_tallmask_*)"),
+    "family.nlp.tall_lambda": (0.6, "D9 (nlp eval_tallmask_*)"),
+    "family.nlp-base.tall_lambda": (0.6, "D9 (nlp eval_tallmask_*)"),
+    "family.vision.lora_style": ("official-vision", "D9 (vision/lora.py: s = α, A = xavier / √r, B = 0)"),
+    "family.nlp.lora_style": ("peft", "D9 (nlp/lora_finetune.py: peft LoraConfig, s = α / r)"),
+    "family.nlp-base.lora_style": ("peft", "D9 (nlp/lora_finetune.py: peft LoraConfig, s = α / r)"),
 }
 
 
