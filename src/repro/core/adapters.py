@@ -145,8 +145,8 @@ def inject_lora(model: Classifier, rank: int, alpha: float, targets: Sequence[st
         from peft import LoraConfig, inject_adapter_in_model
 
         # peft scales by lora_alpha / r: s = α asks for lora_alpha = α·r
-        cfg = LoraConfig(r=rank, lora_alpha=alpha if style.scale == "alpha/r" else alpha * rank, target_modules=list(targets),
-                         lora_dropout=0.0, bias="none")
+        peft_alpha = alpha if style.scale == "alpha/r" else alpha * rank
+        cfg = LoraConfig(r=rank, lora_alpha=peft_alpha, target_modules=list(targets), lora_dropout=0.0, bias="none")
         inject_adapter_in_model(cfg, getattr(model, "backbone"))
         if style.init != "kaiming":  # peft initialises A with kaiming_uniform(a=√5) and B with zeros
             for m in _lora_modules(model).values():
