@@ -3,9 +3,10 @@
 
 Methods.  The five fine-tuning methods of :mod:`repro.p2.methods` (``ft``, ``linearized``, ``l-lora``, ``lota``,
 ``talos``) use their own task vectors as they are; the post-hoc methods re-process the non-linear FT vectors
-with the configured mergers of :data:`repro.core.merging.MERGERS` at the defaults of the official code (spec D9): TIES keep 10 % (global trim),
-TALL mask / Consensus λ per family (``P2Family.tall_lambda``: 0.2 vision, 0.6 NLP and the "text" family), k = 2,
-DARE p = 0.9 (per tensor, exact count), Breadcrumbs β = 0.1, γ = 0.2 per row (:func:`for_profile`).  Each method has a *single-task* version of a task's vector (TIES: τ trimmed; TALL: τ_t ⊙ m_t; DARE /
+with the configured mergers of :data:`repro.core.merging.MERGERS` at the defaults of the official code (spec D9):
+TIES keep 10 % (global trim), TALL mask / Consensus λ per family (``P2Family.tall_lambda``: 0.2 vision, 0.6 NLP
+and the "text" family; :func:`for_profile`), k = 2, DARE p = 0.9 (per tensor, exact count), Breadcrumbs β = 0.1,
+γ = 0.2 per row.  Each method has a *single-task* version of a task's vector (TIES: τ trimmed; TALL: τ_t ⊙ m_t; DARE /
 Breadcrumbs: the sparsified τ_t; the others: τ_t itself), which is what its single-task accuracy (the
 normalizer) and task negation use, and a *merged* vector for task addition.
 
