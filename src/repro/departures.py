@@ -57,6 +57,18 @@ DEPARTURES: tuple[Departure, ...] = (
         fields=("family.nlp.finetune.batch_size", "family.nlp.finetune.steps",
                 "family.nlp-base.finetune.batch_size", "family.nlp-base.finetune.steps"),
     ),
+    Departure(
+        key="p2-clip-templates", paper="P2", sections=("p2-table1", "p2-table2"),
+        what="Zero-shot head templates of the seven non-ImageNet vision datasets are our own wording",
+        paper_value="the per-dataset prompt lists of the CLIP paper that task_vectors' templates.py carries (e.g. "
+                    "EuroSAT: the single 'a centered satellite photo of {}.')",
+        ours="two or three CLIP-style prompts per dataset written for this project (repro.data.hub_vision."
+             "VISION_TEMPLATES); ImageNet uses open_clip's OpenAI templates, read from the installed package",
+        why="the project ships no third-party sentences, and no installed package carries those seven lists; a "
+            "user can replace VISION_TEMPLATES with the official lists",
+        effect="not measured (no hub weights here). The head is frozen and shared by every method, so the methods "
+               "compare on the same head; absolute zero-shot accuracies can differ from the paper's by a few points",
+    ),
     # --- p2model ---
     Departure(
         key="p2-llora-lora-only",
