@@ -213,11 +213,12 @@ def _dataset_templates(task: str) -> tuple[Template, ...]:
     return templates_for(task) if task in VISION_TEMPLATES or task == "ImageNet" else DEFAULT_TEMPLATES
 
 
-def build_clip(arch: str = "ViT-B-32", pretrained: str = "openai") -> CLIPImageClassifier:
-    """open_clip ``arch`` with ``pretrained`` weights (downloads them; needs internet or the open_clip cache)."""
+def build_clip(arch: str = "ViT-B-32", pretrained: str = "openai", cache_dir: str | None = None) -> CLIPImageClassifier:
+    """open_clip ``arch`` with ``pretrained`` weights, read from open_clip's download cache ``cache_dir`` (the
+    fetched models folder; None: open_clip's default cache, downloading if needed)."""
     import open_clip
 
-    model, train_pre, val_pre = open_clip.create_model_and_transforms(arch, pretrained=pretrained)
+    model, train_pre, val_pre = open_clip.create_model_and_transforms(arch, pretrained=pretrained, cache_dir=cache_dir)
     return CLIPImageClassifier(model, val_pre, open_clip.get_tokenizer(arch), train_preprocess=train_pre)
 
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
-from repro.paths import project_root, repo_root, resolve_path, results_path
+from repro.paths import OFFLINE_ENV, project_root, repo_root, resolve_path, results_path
 from repro.report.results import ResultsError, load_results
 from repro.runner.notebooks import (KERNEL, ParameterError, input_files, notebook_parameters, notebook_path,
                                     read_notebook, validate_params)
@@ -189,9 +189,11 @@ def _batch_environment(threads: int | None = None) -> Iterator[None]:
     redrawn lines; interactive runs keep them), and with ``threads`` a cap on its OpenMP / MKL threads.
 
     Parallel notebooks (``--jobs``) must split the cores: two kernels each spinning 2 OpenMP threads on 2 cores
-    ran 5-6x slower than one after the other (measured on the smoke book, 2026-11-23).
+    ran 5-6x slower than one after the other (measured on the smoke book, 2026-11-23).  The HF hub, datasets and
+    transformers are switched to offline mode (:data:`repro.paths.OFFLINE_ENV`).
     """
-    changes = {"TQDM_DISABLE": "1", "PYTHONWARNINGS": _NO_IPROGRESS_WARNING}
+    changes = {"TQDM_DISABLE": "1", "PYTHONWARNINGS": _NO_IPROGRESS_WARNING,
+               **OFFLINE_ENV}  # runs read fetched files only (`repro fetch`); the hub stays off in every kernel
     if threads:
         changes.update(OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads))
     before = {k: os.environ.get(k) for k in changes}
