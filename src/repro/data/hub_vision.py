@@ -159,6 +159,7 @@ def load_vision(task: str, root: str | Path | None = None) -> VisionSplits:
     """The splits of vision ``task`` (one of :data:`VISION_TASKS`) from the fetched layout under ``root`` (default:
     the data root), split as the official code (see the module doc)."""
     from repro.data import layout
+    from repro.data.tasks import DataError
 
     if task not in FETCHED_SPLITS:
         raise KeyError(f"unknown vision task {task!r}; choose one of {', '.join(VISION_TASKS)}")
@@ -167,6 +168,9 @@ def load_vision(task: str, root: str | Path | None = None) -> VisionSplits:
     stored = {split: layout.read_image_split(layout.require(folder / split, "vision", root, f"the {split} images"))
               for split in FETCHED_SPLITS[task]}
     classes = display_names(task, raw)
+    if len(classes) != len(raw):
+        raise DataError(f"{folder / 'LABELS.json'} lists {len(raw)} classes, {task} has {len(classes)}; run "
+                               f"`{layout.fetch_command('vision', root)}` again")
     if task == "ImageNet":
         return VisionSplits(classes, [], stored["val"], stored["test"])
     if task in ("EuroSAT", "SUN397"):
@@ -253,7 +257,7 @@ def _resisc45(root: Path) -> tuple[list[str], dict[str, list]]:
             raise FileNotFoundError(f"RESISC45: {len(lost)} files of {RESISC45_FILES[split]} are not in the archive "
                                     f"(first: {lost[0]}); delete {out_dir} and fetch again")
         splits[split] = [by_name[n] for n in names]
-    return [c for c in classes], splits
+    return classes, splits
 
 
 def write_images(split_dir: Path, items: Sequence[tuple[Any, int]]) -> int:
