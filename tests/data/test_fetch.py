@@ -280,3 +280,27 @@ def test_fixture_tree_reads_back_through_the_paper_loaders(tmp_path, three_image
         assert len(t.dev) == N_VAL and len(t.test) >= 8 and t.train
     with pytest.raises(ValueError, match="choose one of text, nlp, vision or all"):
         make_fixture_tree(tmp_path, "audio")
+
+
+def test_check_names_what_is_missing_and_the_runner_checks_before_a_kernel_starts(fake_hub, roots):  # noqa: F811
+    from repro.data.fetch import check, missing
+    from repro.runner.execute import ParameterError, check_fetched, fetched_family, kernel_params
+
+    data, models = roots
+    with pytest.raises(DataError) as err:
+        check("paper", "nlp")
+    assert "10 of 10 fetched datasets / models are missing (qasc, wiki_qa" in str(err.value)
+    assert str(err.value).endswith("run `repro fetch --profile paper --family nlp`")
+    fetch("paper", "nlp", story_cloze=fake_hub.story_cloze, log=lambda _: None)
+    check("paper", "nlp")
+    assert missing("paper", "nlp") == [] and main(["--check", "--family", "nlp"]) == 0
+    assert main(["--check", "--family", "vision"]) == 2
+    assert [fetched_family(n, "paper", f) for n, f in (("p1_localization", ""), ("p2_task_arithmetic", ""),
+                                                        ("p2_sensitivity", "nlp-base"), ("p2_appendix", "both"),
+                                                        ("performance", ""))] == ["text", "vision", "nlp", None, None]
+    assert fetched_family("p1_localization", "cpu") is None and fetched_family("p2_appendix", "paper-smoke") is None
+    check_fetched.cache_clear()
+    check_fetched("paper", "nlp")  # in a subprocess, as the runner does: fetched, so no error
+    with pytest.raises(ParameterError, match=r"not fetched: .*run `repro fetch --profile paper --family text`"):
+        kernel_params("p1_appendix", "paper", {})
+    check_fetched.cache_clear()

@@ -135,6 +135,28 @@ def fetch(profile: str, family: str | None = None, dest: str | Path | None = Non
     return done
 
 
+def missing(profile: str, family: str | None = None, dest: str | Path | None = None,
+            models: str | Path | None = None) -> list[Fetch]:
+    """The items of :func:`plan` that are not in place (nothing read from the hub)."""
+    return [item for item in plan(profile, family) if not item.target(dest, models).is_file()]
+
+
+def check(profile: str, family: str | None = None, dest: str | Path | None = None,
+          models: str | Path | None = None) -> None:
+    """Raise :class:`DataError` in one line, naming what is missing and the command to run, unless everything
+    ``repro fetch`` would write for ``profile`` / ``family`` is in place."""
+    lacking = missing(profile, family, dest, models)
+    if lacking:
+        cmd = f"repro fetch --profile {profile}" + (f" --family {family}" if family else "")
+        if dest is not None:
+            cmd += f" --dest {dest}"
+        if models is not None:
+            cmd += f" --models {models}"
+        names = ", ".join(f"{i.name}" for i in lacking[:6]) + (f" and {len(lacking) - 6} more" if len(lacking) > 6 else "")
+        raise DataError(f"{len(lacking)} of {len(plan(profile, family))} fetched datasets / models are missing "
+                        f"({names}); run `{cmd}`")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     from repro.profiles import PROFILES
 
@@ -151,7 +173,16 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="torchvision download / manual placement folder (default: $REPRO_VISION_ROOT, else "
                              "~/.cache/repro/vision)")
     parser.add_argument("--force", action="store_true", help="fetch again what is already there")
+    parser.add_argument("--check", action="store_true",
+                        help="fetch nothing: exit 2 with one line naming what is missing (run before a long run)")
     args = parser.parse_args(argv)
+    if args.check:
+        try:
+            check(args.profile, args.family, args.dest, args.models)
+        except DataError as e:
+            print(e, file=sys.stderr)
+            return 2
+        return 0
     try:
         fetch(args.profile, args.family, args.dest, args.models, force=args.force, story_cloze=args.story_cloze,
               vision_sources=args.vision_sources)
