@@ -22,6 +22,17 @@ from repro.data.shapes import DATASET_SHAPES
 from repro.profiles import get_profile
 
 
+@pytest.fixture(autouse=True)
+def _registry_restored():
+    """load_family_task registers the P2 tasks' specs in TASKS; other tests expect the registry as shipped."""
+    from repro.data import TASKS
+
+    before = dict(TASKS)
+    yield
+    TASKS.clear()
+    TASKS.update(before)
+
+
 @pytest.fixture
 def roots(tmp_path, monkeypatch):
     data, models = tmp_path / "data", tmp_path / "models"
