@@ -26,7 +26,9 @@ class HubLog:
     files: list[tuple] = field(default_factory=list)
     snapshots: list[tuple] = field(default_factory=list)
     open_clip: list[tuple] = field(default_factory=list)
-    script_repos: set = field(default_factory=set)  # (path, config) pairs that answer like a loading-script repo
+    # (path, config) pairs that answer like a loading-script repository (its parquet export still loads; (path, "*"):
+    # every load of path fails)
+    script_repos: set = field(default_factory=set)
     sources: Path = Path()
     story_cloze: Path = Path()
 
@@ -116,7 +118,7 @@ def fake_hub(monkeypatch, tmp_path):
 
     def load_dataset(path, config=None, split=None, revision=None, data_dir=None, **kw):
         log.datasets.append((path, config, split, revision, data_dir))
-        if (path, config) in log.script_repos:
+        if ((path, config) in log.script_repos and revision is None) or (path, "*") in log.script_repos:
             raise RuntimeError(f"Dataset scripts are no longer supported, but found {path.split('/')[-1]}.py")
         task = _nlp_task(path, config if config else data_dir)
         if task is not None:

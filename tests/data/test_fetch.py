@@ -213,7 +213,7 @@ def test_hub_rows_tries_the_parquet_export_then_fails_in_one_line(fake_hub):  # 
     assert len(hub_rows(refs, "train")) == 2 * N_PER_LABEL and len(fake_hub.datasets) == 1
     fake_hub.script_repos.add(("allenai/winogrande", "winogrande_xl"))
     assert len(hub_rows(refs, "train")) == 2 * N_PER_LABEL and fake_hub.datasets[-1][3] == "refs/convert/parquet"
-    fake_hub.script_repos.add(("allenai/winogrande", None))
+    fake_hub.script_repos.add(("allenai/winogrande", "*"))
     with pytest.raises(RuntimeError) as err:
         hub_rows(refs, "train")
     msg = str(err.value)
@@ -315,3 +315,11 @@ def test_check_names_what_is_missing_and_the_runner_checks_before_a_kernel_start
     with pytest.raises(ParameterError, match=r"not fetched: .*run `repro fetch --profile paper --family text`"):
         kernel_params("p1_appendix", "paper", {})
     check_fetched.cache_clear()
+
+
+def test_a_p1_script_repository_falls_back_to_the_parquet_export(fake_hub, roots):  # noqa: F811
+    from repro.data import load_hub
+
+    fake_hub.script_repos.add(("CogComp/trec", None))
+    assert len(load_hub("TREC", "train")) == 6 * N_PER_LABEL
+    assert fake_hub.datasets[-1] == ("CogComp/trec", None, "train", "refs/convert/parquet", "default")

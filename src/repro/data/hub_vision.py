@@ -170,7 +170,7 @@ def load_vision(task: str, root: str | Path | None = None) -> VisionSplits:
     classes = display_names(task, raw)
     if len(classes) != len(raw):
         raise DataError(f"{folder / 'LABELS.json'} lists {len(raw)} classes, {task} has {len(classes)}; run "
-                               f"`{layout.fetch_command('vision', root)}` again")
+                        f"`{layout.fetch_command('vision', root)}` again")
     if task == "ImageNet":
         return VisionSplits(classes, [], stored["val"], stored["test"])
     if task in ("EuroSAT", "SUN397"):
