@@ -133,7 +133,8 @@ def load_local(task: str, data_dir: str | Path) -> tuple[list[Example], list[Exa
 
 def check_data_dir(data_dir: str | Path) -> dict[str, tuple[int, int]]:
     """Validate a whole data folder before anything runs (every ``<TASK>/`` in it, with :func:`load_local`);
-    returns ``{task: (n_train, n_test)}``.  Files and ``.``/``_``-prefixed folders beside the tasks are ignored."""
+    returns ``{task: (n_train, n_test)}``.  Files and ``.``/``_``-prefixed folders beside the tasks are ignored, and
+    so are a fetched folder's ``nlp/`` and ``vision/`` (P2's tasks, checked by their own loaders when read)."""
     from repro.data.layout import FAMILY_DIRS
 
     root = Path(data_dir)
