@@ -184,14 +184,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
         return 0
     try:
-        fetch(args.profile, args.family, args.dest, args.models, force=args.force, story_cloze=args.story_cloze,
-              vision_sources=args.vision_sources)
+        done = fetch(args.profile, args.family, args.dest, args.models, force=args.force,
+                     story_cloze=args.story_cloze, vision_sources=args.vision_sources)
     except (DataError, ValueError) as e:
         print(f"repro fetch: {e}", file=sys.stderr)
         return 1
-    from repro.paths import data_root, models_root
+    if done:
+        from repro.paths import data_root, models_root
 
-    print(f"data: {data_root(args.dest)}\nmodels: {models_root(args.models)}")
+        print(f"data: {data_root(args.dest)}" + (f" (runs read it with --data {data_root(args.dest)} or "
+                                                 f"REPRO_DATA={data_root(args.dest)})" if args.dest else ""))
+        print(f"models: {models_root(args.models)}" + (f" (runs read it with REPRO_MODELS={models_root(args.models)})"
+                                                       if args.models else ""))
     return 0
 
 
