@@ -73,3 +73,19 @@ def artifacts_dir(override: str | Path | None = None) -> Path:
 def results_path(output_dir: str | Path, profile: str, notebook: str) -> Path:
     """Where a notebook's results JSON lives: ``<output_dir>/<profile>/<notebook>.json``."""
     return resolve_path(output_dir) / profile / f"{notebook}.json"
+
+
+def data_root(override: str | Path | None = None) -> Path:
+    """Where ``repro fetch`` writes the hub datasets and the paper profile reads them (``override``, else
+    ``$REPRO_DATA``, else ``data/`` in the repository): the ``--data`` layout, see :mod:`repro.data.fetch`."""
+    return resolve_path(override or os.environ.get("REPRO_DATA", "data"))
+
+
+def models_root(override: str | Path | None = None) -> Path:
+    """Where ``repro fetch`` writes the pre-trained weights and the model builders read them (``override``, else
+    ``$REPRO_MODELS``, else ``models/`` in the repository)."""
+    return resolve_path(override or os.environ.get("REPRO_MODELS", "models"))
+
+
+#: environment that keeps the HF hub / datasets / open_clip from reaching the network: runs read fetched files only
+OFFLINE_ENV: dict[str, str] = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}

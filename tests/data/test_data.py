@@ -205,10 +205,17 @@ def test_load_hub_maps_labels_to_our_order(fake_hub):
     assert set(HUB_SOURCES) == set(TASKS)
 
 
-def test_load_task_hub_profile(fake_hub):
+def test_load_task_hub_profile_reads_the_fetched_copy(fake_hub, tmp_path, monkeypatch):
+    from repro.data.loaders import fetch_text
+
+    monkeypatch.setenv("REPRO_DATA", str(tmp_path))
     prof = get_profile("paper")
+    with pytest.raises(DataError, match="run `repro fetch --profile paper --family text`"):
+        load_task("SST-2", prof)
+    assert fetch_text("SST-2")["splits"] == {"train": 40, "test": 30}
+    calls = len(fake_hub)
     d = load_task("SST-2", prof, seed=13, k=4, n_test=10)
-    assert len(d.train) == len(d.dev) == 8 and len(d.test) == 10
+    assert len(d.train) == len(d.dev) == 8 and len(d.test) == 10 and len(fake_hub) == calls  # files only
     assert d.meta["source"] == "hub:nyu-mll/glue/sst2" and d.meta["test_label_counts"] == [5, 5]
 
 

@@ -1,7 +1,8 @@
 """Build the classifier a profile asks for (``Profile.model`` is one of :data:`MODEL_KEYS`).
 
-Hub keys download pre-trained weights (internet or a local HF / open_clip cache); ``tiny-*`` keys build random-init
-models of the same classes with offline tokenizers (tests, smoke).  Lengths: ``max_length`` comes from the profile;
+Hub keys read pre-trained weights that ``repro fetch`` put in the models folder (:mod:`repro.models.hub`; a missing
+one fails naming the command), with the hub switched off; ``tiny-*`` keys build random-init models of the same
+classes with offline tokenizers (tests, smoke).  Lengths: ``max_length`` comes from the profile;
 ``roberta-base`` additionally uses 256 for RTE/MNLI/SNLI (override with ``profile.task_max_length``), and
 ``gpt2`` uses the official 256 (override with ``profile.gpt2_max_length``).
 """
@@ -26,29 +27,38 @@ def _tiny_bert(p: Profile, seed: int) -> Classifier:
     return sentence.build_tiny_bert(seed=seed, max_length=p.max_length, logit_scale=p.logit_scale)
 
 
+def _fetched(key: str) -> str:
+    """The local folder of hub model ``key`` (fails naming ``repro fetch``), the hub switched off for the load."""
+    from repro.models.hub import local_model_dir, offline
+
+    folder = local_model_dir(key)
+    offline()
+    return str(folder)
+
+
 def _roberta(cls_head: bool) -> Callable[[Profile, int], Classifier]:
     def build(p: Profile, seed: int) -> Classifier:
         from repro.models import prompt_lm
-        return prompt_lm.build_roberta("roberta-base", max_length=p.max_length,
+        return prompt_lm.build_roberta(_fetched("roberta-base"), max_length=p.max_length,
                                        task_max_length=p.task_max_length, cls_head=cls_head)
     return build
 
 
 def _gpt2(p: Profile, seed: int) -> Classifier:
     from repro.models import causal_lm
-    return causal_lm.build_gpt2("gpt2", max_length=p.gpt2_max_length)
+    return causal_lm.build_gpt2(_fetched("gpt2"), max_length=p.gpt2_max_length)
 
 
 def _t5(size: str) -> Callable[[Profile, int], Classifier]:
     def build(p: Profile, seed: int) -> Classifier:
         from repro.models import t5
-        return t5.build_t5(f"t5-{size}", max_length=p.max_length)
+        return t5.build_t5(_fetched(f"t5-{size}"), max_length=p.max_length)
     return build
 
 
 def _clip(p: Profile, seed: int) -> Classifier:
     from repro.models import clip
-    return clip.build_clip("ViT-B-32", pretrained="openai")
+    return clip.build_clip("ViT-B-32", pretrained="openai", cache_dir=_fetched("clip-vit-b32"))
 
 
 def _tiny_roberta(cls_head: bool) -> Callable[[Profile, int], Classifier]:

@@ -239,8 +239,9 @@ def visual_activations(model: nn.Module) -> set[str]:
 
 
 def build_clip(arch: str = "ViT-B-32", pretrained: str = "openai", quick_gelu: bool | None = None,
-               load_weights: bool = True) -> CLIPImageClassifier:
-    """open_clip ``arch`` with ``pretrained`` weights (downloads them; needs internet or the open_clip cache).
+               load_weights: bool = True, cache_dir: str | None = None) -> CLIPImageClassifier:
+    """open_clip ``arch`` with ``pretrained`` weights, read from open_clip's download cache ``cache_dir`` (the
+    fetched models folder; None: open_clip's default cache, downloading if needed).
 
     The network gets the activation the weights were trained with (:func:`pretrained_quick_gelu`): QuickGELU for
     the OpenAI weights, as open_clip 2.10.1 (the official code's pin) built them.  open_clip ≥ 3 builds
@@ -256,7 +257,8 @@ def build_clip(arch: str = "ViT-B-32", pretrained: str = "openai", quick_gelu: b
         warnings.filterwarnings("error", message=".*QuickGELU mismatch.*")
         try:
             model, train_pre, val_pre = open_clip.create_model_and_transforms(
-                arch, pretrained=pretrained, force_quick_gelu=quick, load_weights=load_weights)
+                arch, pretrained=pretrained, force_quick_gelu=quick, load_weights=load_weights,
+                cache_dir=cache_dir)
         except UserWarning as err:
             raise RuntimeError(f"open_clip built {arch} with the wrong activation for pretrained={pretrained!r}: "
                                f"{err}") from err

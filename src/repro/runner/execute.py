@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
-from repro.paths import project_root, repo_root, resolve_path, results_path
+from repro.paths import OFFLINE_ENV, project_root, repo_root, resolve_path, results_path
 from repro.report.results import ResultsError, load_results
 from repro.runner.notebooks import (KERNEL, ParameterError, input_files, notebook_parameters, notebook_path,
                                     read_notebook, validate_params)
@@ -234,7 +234,40 @@ def kernel_params(name: str | Path, profile: str, params: Mapping[str, Any] | No
             params[key] = param_path(value, keep_relative=(key == "output_dir"))
     if isinstance(params.get("data_dir"), str) and params["data_dir"]:
         check_data_folder(params["data_dir"])
+    family = fetched_family(Path(str(name)).stem, profile, params.get("model_family") or "")
+    if family:
+        check_fetched(profile, family, params.get("data_dir") or None)
     return params
+
+
+def fetched_family(notebook: str, profile: str, model_family: str = "") -> str | None:
+    """Which ``repro fetch --family`` a notebook of ``profile`` reads (None: the profile reads no fetched files):
+    "text" for P1, the P2 notebook's model family otherwise ("text" = the P1 tasks and model)."""
+    from repro.profiles import PROFILES
+
+    prof = PROFILES.get(profile)
+    if prof is None or prof.data_source != "hub" or not notebook.startswith(("p1_", "p2_")):
+        return None
+    if notebook.startswith("p1_"):
+        return "text"
+    fam = model_family or dict(prof.p2_notebook_families).get(notebook, prof.p2_model_family)
+    fam = "nlp" if fam.startswith("nlp") else fam
+    return fam if fam in ("text", "vision", "nlp") else None  # e.g. "both": the notebook explains itself
+
+
+@functools.lru_cache(maxsize=16)
+def check_fetched(profile: str, family: str, data_dir: str | None = None) -> None:
+    """Before any kernel starts: is everything ``repro fetch`` writes for ``family`` in place?  ``python -m
+    repro.data.fetch --check`` in a subprocess; its one-line error (naming the command) becomes a
+    :class:`ParameterError` (exit 2)."""
+    cmd = [sys.executable, "-m", "repro.data.fetch", "--check", "--profile", profile, "--family", family]
+    if data_dir:
+        cmd += ["--dest", str(resolve_path(data_dir))]
+    proc = subprocess.run(cmd, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          cwd=str(project_root() or Path.cwd()))
+    if proc.returncode != 0:
+        lines = proc.stderr.strip().splitlines()
+        raise ParameterError(f"not fetched: {lines[-1] if lines else f'check failed (exit {proc.returncode})'}")
 
 
 @functools.lru_cache(maxsize=16)
@@ -264,9 +297,11 @@ def _batch_environment(threads: int | None = None) -> Iterator[None]:
     redrawn lines; interactive runs keep them), and with ``threads`` a cap on its OpenMP / MKL threads.
 
     Parallel notebooks (``--jobs``) must split the cores: two kernels each spinning 2 OpenMP threads on 2 cores
-    ran 5-6x slower than one after the other (measured on the smoke book, 2026-11-23).
+    ran 5-6x slower than one after the other (measured on the smoke book, 2026-11-23).  The HF hub, datasets and
+    transformers are switched to offline mode (:data:`repro.paths.OFFLINE_ENV`).
     """
-    changes = {"TQDM_DISABLE": "1", "PYTHONWARNINGS": _NO_IPROGRESS_WARNING}
+    changes = {"TQDM_DISABLE": "1", "PYTHONWARNINGS": _NO_IPROGRESS_WARNING,
+               **OFFLINE_ENV}  # runs read fetched files only (`repro fetch`); the hub stays off in every kernel
     if threads:
         changes.update(OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads))
     before = {k: os.environ.get(k) for k in changes}
