@@ -295,3 +295,23 @@ def test_kshot_sizes_rule_and_impossible_splits():
     with pytest.raises(DataError, match=r"MRPC.*equivalent.*0"):
         check_kshot("MRPC", {0: 1194}, 4096)  # a label absent from the pool
     check_kshot("RTE", {0: 1249, 1: 1241}, 4096)  # fine
+
+
+def test_check_splits_fails_when_the_plan_is_built(tmp_path: Path):
+    """A plan's (task, k) requests are checked against the data before anything trains."""
+    from repro.data import DataError, check_splits
+
+    pair = [{"text": f"p{i}", "text_b": "h", "label": i % 2} for i in range(40)]
+    _write(tmp_path, "RTE", ["entailment", "not_entailment"], train=pair, test=pair[:4])
+    odd = [{"text": f"s{i}", "label": 0} for i in range(30)] + [{"text": "one", "label": 1}]
+    _write(tmp_path, "MR", ["negative", "positive"], train=odd, test=odd[:4])
+    _write(tmp_path, "Yelp", ["negative", "positive"], test=odd[:4])
+    prof = get_profile("smoke")
+    sizes = check_splits(prof, [("RTE", 8), ("RTE", 4096)], data_dir=tmp_path)
+    assert sizes[("RTE", 8)] == {"entailment": (8, 8), "not_entailment": (8, 8)}
+    assert sizes[("RTE", 4096)] == {"entailment": (19, 1), "not_entailment": (19, 1)}
+    with pytest.raises(DataError, match=r"MR at k = 4096.*positive.*negative: 30, positive: 1"):
+        check_splits(prof, [("RTE", 4096), ("MR", 4096)], data_dir=tmp_path)
+    with pytest.raises(DataError, match="test-only"):
+        check_splits(prof, [("Yelp", 8)], data_dir=tmp_path)
+    assert check_splits(prof, [("SST-2", 8)])[("SST-2", 8)] == {"negative": (8, 8), "positive": (8, 8)}
