@@ -315,3 +315,10 @@ def test_check_splits_fails_when_the_plan_is_built(tmp_path: Path):
     with pytest.raises(DataError, match="test-only"):
         check_splits(prof, [("Yelp", 8)], data_dir=tmp_path)
     assert check_splits(prof, [("SST-2", 8)])[("SST-2", 8)] == {"negative": (8, 8), "positive": (8, 8)}
+
+
+def test_snli_is_tested_on_its_dev_split():
+    """S11: LM-BFF's SNLI test file has 9,842 rows, SNLI's validation split (the hub test split has 9,824)."""
+    assert HUB_SOURCES["SNLI"].splits == {"train": "train", "test": "validation"}
+    glue = [t for t, s in HUB_SOURCES.items() if s.path == "nyu-mll/glue"]
+    assert all(HUB_SOURCES[t].splits["test"].startswith("validation") for t in glue)

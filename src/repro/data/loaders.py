@@ -190,8 +190,10 @@ HUB_SOURCES: dict[str, HubSource] = {
                       ("not_equivalent", "equivalent")),
     "QQP": HubSource("nyu-mll/glue", "qqp", ("question1", "question2"), "label", _TV,
                      ("not_duplicate", "duplicate")),
-    "SNLI": HubSource("stanfordnlp/snli", None, ("premise", "hypothesis"), "label", _TT,
-                      ("entailment", "neutral", "contradiction"), note="label -1 (no gold label) dropped"),
+    # test = SNLI's validation split (9,842 rows with a gold label), LM-BFF's SNLI test file, as for the GLUE tasks
+    "SNLI": HubSource("stanfordnlp/snli", None, ("premise", "hypothesis"), "label", _TV,
+                      ("entailment", "neutral", "contradiction"),
+                      note="label -1 (no gold label) dropped; test = the dev split, as LM-BFF"),
     "AGNews": HubSource("fancyzhx/ag_news", None, ("text",), "label", _TT, ("World", "Sports", "Business", "Sci/Tech"),
                         note="title + description in one field"),
     "IMDb": HubSource("stanfordnlp/imdb", None, ("text",), "label", _TT, ("negative", "positive")),
