@@ -167,7 +167,7 @@ def fake_hub(monkeypatch):
         ("CogComp/trec", None, "train"): {"text": ["What is X ?", "Who is Y ?", "What does NASA stand for ?",
                                                    "Where is Z ?"], "coarse_label": [2, 3, 0, 4]},
         ("CogComp/trec", None, "test"): {"text": ["How far is it ?"], "coarse_label": [5]},
-        ("stanfordnlp/snli", None, "test"): {"premise": ["A man sleeps.", "A dog runs.", "Kids play."],
+        ("stanfordnlp/snli", None, "validation"): {"premise": ["A man sleeps.", "A dog runs.", "Kids play."],
                                              "hypothesis": ["A man rests.", "A cat runs.", "Kids are outside."],
                                              "label": [0, 2, -1]},
         ("SetFit/subj", None, "train"): {"text": ["it is great .", "he moves to rome ."], "label": [1, 0],
