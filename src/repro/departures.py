@@ -106,7 +106,8 @@ DEPARTURES: tuple[Departure, ...] = (
     # --- p1path ---
     Departure(
         key="p1-short-class-dev", paper="P1",
-        sections=("p1-table2", "p1-table1", "p1-table5", "p1-table8", "p1-table9", "p1-fig8", "p1-table4"),
+        sections=("p1-table2", "p1-table1", "p1-table5", "p1-table8", "p1-table9", "p1-fig8", "p1-fig8a", "p1-fig8b",
+                  "p1-fig8c", "p1-fig8d", "p1-table4"),
         what="Classes with about k or fewer training examples keep a dev split (4096-shot RTE, MRPC, CR, Subj, MPQA)",
         paper_value="LM-BFF's sampler (tools/generate_k_shot_data.py): train = the first k of each shuffled class, "
                     "dev = the next k; a class of k or fewer examples gets all of them as train and an EMPTY dev "
@@ -124,8 +125,9 @@ DEPARTURES: tuple[Departure, ...] = (
         review="C1",
     ),
     Departure(
-        key="p1-graft-train-score", paper="P1", sections=("p1-table2", "p1-table1", "p1-table5", "p1-table8",
-                                                          "p1-table9", "p1-fig8"),
+        key="p1-graft-train-score", paper="P1",
+        sections=("p1-table2", "p1-table1", "p1-table5", "p1-table8", "p1-table9", "p1-fig8", "p1-fig8a", "p1-fig8b",
+                  "p1-fig8c", "p1-fig8d"),
         what="The train half of the graft selection score is a fixed label-balanced subset of 1,024 examples",
         paper_value="after each step the rounded graft is scored on the first <= 128 batches of 8 of the randomly "
                     "sampled train loader (a fresh draw of <= 1,024 examples) + the whole dev set; the best sum "
@@ -139,7 +141,9 @@ DEPARTURES: tuple[Departure, ...] = (
         review="S2",
     ),
     Departure(
-        key="p1-ft-grid", paper="P1", sections=("p1-table2", "p1-table1", "p1-table9", "p1-fig8", "p1-table4"),
+        key="p1-ft-grid", paper="P1",
+        sections=("p1-table2", "p1-table1", "p1-table9", "p1-fig8", "p1-fig8a", "p1-fig8b", "p1-fig8c", "p1-fig8d",
+                  "p1-table4"),
         what="P1 fine-tuning uses one point of the paper's learning-rate x batch-size grid",
         paper_value="App. A.2: SGD over batch {2, 4, 8} x lr {1e-2, 5e-3, 1e-3} (9 runs per task and seed), weight "
                     "decay 1e-4, 16·n·k steps capped at 16·n·512; the multi-task model picks the grid point best on "

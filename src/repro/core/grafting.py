@@ -7,8 +7,8 @@ The grafted parameters are computed on the fly as overrides (``functional_call``
 Conventions follow the official code (see the book's notes): ``frac = γ_base + (1 − 2γ_base)·σ(S − b)`` with
 b = 10 and S ~ U[0, 1); manual gradient descent with lr 1e7 on the mean over ≤ 1024 training examples per
 step (batches of 8), eval-mode model, no sparsity penalty; after each step the *rounded* mask is scored on
-train (a label-balanced seeded subset of ≤ 1024) + dev and the S with the best sum is kept (strict >); the final mask is round(frac) and its sparsity is
-always reported (the official code never logs it).
+train (a label-balanced seeded subset of ≤ 1024) + dev and the S with the best sum is kept (strict >); the final
+mask is round(frac) and its sparsity is always reported (the official code never logs it).
 """
 
 from __future__ import annotations

@@ -379,8 +379,8 @@ def load_task(name: str, profile: "Profile", seed: int = 13, k: int | None = Non
         meta["short_labels"] = {spec.labels[lab]: n for lab, n in report["short_labels"].items()}
         if meta["short_labels"]:
             warnings.warn(f"{name}: labels {meta['short_labels']} have fewer than 2k = {2 * k} training examples; "
-                          "their train/dev splits are short (LM-BFF's k + the rest, or 95 % / 5 % of a class of about k or fewer, "
-                          "P1 App. B.2; repro.data.kshot_sizes)", stacklevel=2)
+                          "their train/dev splits are short (LM-BFF's k + the rest, or 95 % / 5 % of a class of about k "
+                          "or fewer, P1 App. B.2; repro.data.kshot_sizes)", stacklevel=2)
     else:
         where = meta["source"]
         train, dev = MissingSplit(name, "train", where), MissingSplit(name, "dev", where)

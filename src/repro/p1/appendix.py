@@ -311,7 +311,7 @@ def plot_tracking(rows: Sequence[Mapping[str, Any]], checkpoint: int, task: str)
     plt.show()
 
 
-__all__ = ["MODULE_ORDER", "PAPER_TASK", "eligible_shares", "fish_vs_learned", "module_shares", "placement_claim_inputs",
-           "placement_regions", "placement_table", "plot_layers", "plot_modules", "plot_tracking", "region_growth",
+__all__ = ["GPT2_BASE", "GPT2_REGION_CAP", "MODULE_ORDER", "PAPER_TASK", "eligible_shares", "fish_vs_learned",
+           "gpt2_profile", "module_shares", "placement_claim_inputs", "placement_regions", "placement_table", "plot_layers", "plot_modules", "plot_tracking", "region_growth",
            "table5_rows", "table5_runs", "table5_scores", "table8_rows", "table8_runs", "table8_scores",
            "table9_ratios", "table9_runs"]

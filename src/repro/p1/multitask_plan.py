@@ -73,7 +73,8 @@ def multitask_plan(profile: Profile, **overrides: Any) -> MultitaskPlan:
     else:  # paper (and any GPU profile): the paper's setting
         # App. C.1 / C.3: every task at 4096-shot; the multi-task model for the summed single-task budgets
         plan = MultitaskPlan(mt_tasks=("SST-2", "CR", "MNLI", "SNLI", "QNLI", "QQP", "MRPC", "AGNews"),
-                             k=profile.k_shot_large, mt_steps=None, region_bases=(0.0, 1e-5, 1e-4), mt_graft_steps=100, mt_graft_lr=1e7,
+                             k=profile.k_shot_large, mt_steps=None, region_bases=(0.0, 1e-5, 1e-4),
+                             mt_graft_steps=100, mt_graft_lr=1e7,
                              adamw_mt=True, n_eval=None, mt_graft_examples=None, tune_steps=10,
                              continual_base=profile.graft_base_sparsity, continual_steps=None,
                              groups=(("sentiment", ("SST-2", "CR")), ("NLI", ("MNLI", "SNLI")),
