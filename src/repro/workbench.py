@@ -232,8 +232,13 @@ class Workbench:
         for ``tasks`` at ``k`` examples per label (:meth:`repro.profiles.Profile.p1_recipe`)."""
         from repro.data import get_spec
 
+        recipe = recipe or self.profile.p1_finetune
+        if recipe.steps:
+            return recipe
         tasks = [tasks] if isinstance(tasks, str) else list(tasks)
-        return self.profile.p1_recipe([get_spec(t).num_labels for t in tasks], k or self.profile.k_shot, recipe)
+        specs = getattr(self.model, "specs", {})
+        labels = [specs[t].num_labels if t in specs else get_spec(t).num_labels for t in tasks]
+        return self.profile.p1_recipe(labels, k or self.profile.k_shot, recipe)
 
     def _load_heads(self, heads: Mapping[str, torch.Tensor]) -> None:
         with torch.no_grad():
