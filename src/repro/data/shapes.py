@@ -91,8 +91,9 @@ DATASET_SHAPES: dict[str, Shape] = {
     # GLUE QNLI train 104,743 (balanced); dev 5,463 = 2,702 / 2,761 (shared/data PROVENANCE)
     "QNLI": Shape("text", {"train": (52366, 52377), "test": (2702, 2761)}, exact=False,
                   source="GLUE qnli (HF card); dev counts: shared/data PROVENANCE"),
-    # SNLI train 550,152 less 785 without a gold label; test 9,824 (HF stanfordnlp/snli, label -1 dropped)
-    "SNLI": Shape("text", {"train": (183416, 182764, 183187), "test": (3368, 3219, 3237)},
+    # SNLI train 550,152 less 785 without a gold label; test = the validation split (LM-BFF's 9,842-row file; HF
+    # stanfordnlp/snli validation, label -1 dropped: 9,842), as repro.data.loaders reads it (review S11)
+    "SNLI": Shape("text", {"train": (183416, 182764, 183187), "test": (3329, 3235, 3278)},
                   source="Bowman et al. 2015 / HF stanfordnlp/snli card"),
     # GLUE MNLI train 392,702; validation_matched 9,815 (HF nyu-mll/glue card)
     "MNLI": Shape("text", {"train": (130899, 130900, 130903), "test": (3479, 3123, 3213)},

@@ -98,6 +98,21 @@ def _random_roberta_base(p: Profile, seed: int) -> Classifier:
     return prompt_lm.PromptMLMClassifier(RobertaForMaskedLM(cfg), tok, max_length=p.max_length)
 
 
+def _random_gpt2(p: Profile, seed: int) -> Classifier:
+    """GPT-2 small shapes (12 × 768, vocab 50257, 1024 positions), random init, offline tiny BPE tokenizer (GPU check
+    of P1 Table 9's path)."""
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    from repro.models import causal_lm
+    from repro.models.tiny_tokenizers import tiny_bpe_tokenizer
+
+    tok = tiny_bpe_tokenizer("gpt2")
+    cfg = GPT2Config(vocab_size=50257, bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id,
+                     attn_implementation="eager")
+    torch.manual_seed(seed)
+    return causal_lm.CausalLMPromptClassifier(GPT2LMHeadModel(cfg), tok, max_length=p.max_length)
+
+
 def _random_clip_vit_b32(p: Profile, seed: int) -> Classifier:
     """open_clip ViT-B/32 architecture with QuickGELU (the OpenAI network), random init (no weights download; GPU
     path check)."""
@@ -145,6 +160,7 @@ BUILDERS: dict[str, Callable[[Profile, int], Classifier]] = {
     "tiny-t5": _tiny_t5,
     "tiny-clip": _tiny_clip,
     "random-roberta-base": _random_roberta_base,
+    "random-gpt2": _random_gpt2,
     "random-clip-vit-b32": _random_clip_vit_b32,
     "random-t5-base": _random_t5_base,
 }
