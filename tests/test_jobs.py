@@ -229,4 +229,4 @@ def test_repro_plan_command(capfd: pytest.CaptureFixture) -> None:
 
     assert repro(["plan", "--profile", "smoke", "--only", "p2_sensitivity", "p2_structure_cost"]) == 0
     out = capfd.readouterr().out
-    assert "p2_sensitivity" in out and "3 jobs" in out
+    assert "p2_sensitivity" in out and "5 jobs" in out  # the structure-cost FT and mask: owned here
