@@ -3,7 +3,8 @@
 :func:`jobs` reads :func:`repro.p1.appendix_plan.appendix_plan` as ``notebooks/p1_appendix.md`` does: Table 5's FT
 on ``large_k`` examples per class and its grafts (the longest grafts of P1), the region-growth grafts, Table 8's
 learned regions and FISH masks, Table 9's GPT-2 FT and grafts (the paper profile; other profiles run tiny-gpt2 on
-a profile of their own name), the Figs. 9-10 regions and the Fig. 15 tracking run.
+a profile of their own name), the Figs. 9-10 regions and the Fig. 15 tracking run.  A FISH job is one empirical
+Fisher of a task, stored as one mask per density (sized like the learned regions it depends on).
 """
 
 from __future__ import annotations

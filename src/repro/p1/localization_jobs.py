@@ -5,6 +5,10 @@
 cached artifact the notebook computes (fine-tunes, grafts, re-trained regions), as :class:`repro.jobs.JobSpec`.
 Regions that are not cached (top-movement, random, movement-matched, lottery tickets) and the evaluations are not
 jobs.  :func:`ft_and_graft_jobs` is the Table 2 pair the other P1 chapters share.
+
+A re-training job of a learned region is declared whatever the region's size; at run time
+:func:`repro.p1.regions.retrained_region` skips it when the region came out empty (tiny smoke models), so a notebook
+may compute fewer fine-tunes than declared, never more.
 """
 
 from __future__ import annotations
