@@ -28,18 +28,18 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from repro.jobs import DataUse, JobSpec, check_deps, dedupe, format_table
 from repro.p1 import appendix_jobs as p1_appendix
-from repro.p1 import calibration_jobs, localization_jobs, multitask_jobs
+from repro.p1 import calibration_ood_jobs, localization_jobs, multitask_continual_jobs
 from repro.p2 import appendix_jobs as p2_appendix
-from repro.p2 import arithmetic_jobs, disentanglement_jobs, sensitivity_jobs, structure_cost_jobs
+from repro.p2 import disentanglement_jobs, sensitivity_jobs, structure_cost_jobs, task_arithmetic_jobs
 from repro.profiles import PROFILES, Profile, get_profile
 
 #: every notebook chapter and the function declaring its jobs, in the order that owns shared jobs
 CHAPTERS: dict[str, Callable[..., list[JobSpec]]] = {
     "p1_localization": localization_jobs.jobs,
-    "p1_calibration_ood": calibration_jobs.jobs,
-    "p1_multitask_continual": multitask_jobs.jobs,
+    "p1_calibration_ood": calibration_ood_jobs.jobs,
+    "p1_multitask_continual": multitask_continual_jobs.jobs,
     "p1_appendix": p1_appendix.jobs,
-    "p2_task_arithmetic": arithmetic_jobs.jobs,
+    "p2_task_arithmetic": task_arithmetic_jobs.jobs,
     "p2_sensitivity": sensitivity_jobs.jobs,
     "p2_disentanglement": disentanglement_jobs.jobs,
     "p2_structure_cost": structure_cost_jobs.jobs,

@@ -1,5 +1,6 @@
 """The jobs of the chapter ``p2_appendix`` (P2 App. A.5-A.6: Figs. 8-9, grafted sparse vectors, mask overlaps),
 declared from its plan.
+(The file is named after the notebook; issue 21 moves it to that chapter's package as ``jobs.py``.)
 
 :func:`jobs` reads :func:`repro.p2.appendix_plan.appendix_plan` as ``notebooks/p2_appendix.md`` does: the zoo of the
 first seed (Fig. 9), TaLoS calibrated and fine-tuned at every sparsity of the Fig. 8 sweep
@@ -14,7 +15,7 @@ from typing import Any
 
 from repro.jobs import JobSpec, graft_job
 from repro.p2.appendix_plan import appendix_plan
-from repro.p2.arithmetic_jobs import data_how, method_jobs, talos_jobs, zoo_jobs
+from repro.p2.task_arithmetic_jobs import data_how, method_jobs, talos_jobs, zoo_jobs
 from repro.p2.arithmetic_plan import zoo_tasks
 from repro.profiles import Profile
 

@@ -1,4 +1,5 @@
 """The jobs of the chapter ``p2_disentanglement`` (P2 §5.2, App. A.4: Figs. 2, 3, 6, 7), declared from its plan.
+(The file is named after the notebook; issue 21 moves it to that chapter's package as ``jobs.py``.)
 
 :func:`jobs` reads :func:`repro.p2.disentanglement_plan.disentanglement_plan` as ``notebooks/p2_disentanglement.md``
 does: the zoo of the first seed (the task-arithmetic chapter's artifacts, the same ids) and one cached gradient-drift
@@ -11,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from repro.jobs import EVAL_PASS, DataUse, JobSpec, make_job
-from repro.p2.arithmetic_jobs import data_how, zoo_jobs
+from repro.p2.task_arithmetic_jobs import data_how, zoo_jobs
 from repro.p2.arithmetic_plan import zoo_tasks
 from repro.p2.disentanglement_plan import disentanglement_plan
 from repro.p2.linear_regime import LINEAR_BY_CONSTRUCTION

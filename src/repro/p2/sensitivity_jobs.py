@@ -1,4 +1,5 @@
 """The jobs of the chapter ``p2_sensitivity`` (P2 §4.1, App. A.7: Figs. 1, 10, 11), declared from its plan.
+(The file is named after the notebook; issue 21 moves it to that chapter's package as ``jobs.py``.)
 
 :func:`jobs` reads :func:`repro.p2.sensitivity_plan.sensitivity_plan` as ``notebooks/p2_sensitivity.md`` does: one
 cached low-sensitivity mask (:func:`repro.p2.sensitivity.low_sensitivity_mask`) per task of the notebook's model
@@ -10,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from repro.jobs import DataUse, JobSpec, make_job
-from repro.p2.arithmetic_jobs import data_how
+from repro.p2.task_arithmetic_jobs import data_how
 from repro.p2.sensitivity_plan import sensitivity_plan
 from repro.profiles import Profile
 

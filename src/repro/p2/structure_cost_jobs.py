@@ -1,4 +1,5 @@
 """The jobs of the chapter ``p2_structure_cost`` (P2 §5.3: Figs. 4-5, Tables 3-4), declared from its plan.
+(The file is named after the notebook; issue 21 moves it to that chapter's package as ``jobs.py``.)
 
 :func:`jobs` reads :func:`repro.p2.structure_cost_plan.structure_cost_plan` as ``notebooks/p2_structure_cost.md``
 does: the LoTA and TaLoS masks of ``mask_task`` (:func:`repro.p2.efficiency.method_masks`: the zoo's FT run and
@@ -11,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from repro.jobs import JobSpec
-from repro.p2.arithmetic_jobs import method_jobs, talos_jobs
+from repro.p2.task_arithmetic_jobs import method_jobs, talos_jobs
 from repro.p2.structure_cost_plan import structure_cost_plan
 from repro.profiles import Profile
 

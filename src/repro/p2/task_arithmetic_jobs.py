@@ -1,5 +1,6 @@
 """The jobs of the chapter ``p2_task_arithmetic`` (P2 §5.1: Tables 1, 2, 5), declared from its plan, and the
 P2 zoo's job builders the other P2 chapters share.
+(The file is named after the notebook; issue 21 moves it to that chapter's package as ``jobs.py``.)
 
 :func:`jobs` reads :func:`repro.p2.arithmetic_plan.arithmetic_plan` and :func:`repro.p2.arithmetic.protocol_settings`
 as ``notebooks/p2_task_arithmetic.md`` does: per seed, every zoo method × task (:func:`method_jobs`: the fine-tunes
