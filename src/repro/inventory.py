@@ -198,6 +198,9 @@ def _check_kshot(task: str, k: int, uses: Sequence[tuple[DataUse, str]], profile
             out.append(Finding("fail", "empty-split", task, f"{split} split is empty ({desc})", ids))
         elif any(got[c] == 0 for c in range(n)):
             out.append(Finding("fail", "missing-class", task, f"{split} split lacks a class ({desc})", ids))
+    test = per_class(shapes[task].get("test", []))
+    if test and (not sum(test) or any(c == 0 for c in test)):
+        out.append(Finding("fail", "missing-class", task, f"the test split {test} lacks a class", ids))
     if train and any(tr[c] < k for c in range(n)):
         out.append(Finding("warn", "short", task, f"fewer than k={k} per class ({desc})", ids))
     if train and min(tr[c] for c in range(n)) and max(tr.values()) > 1.5 * min(tr[c] for c in range(n)):
