@@ -23,7 +23,7 @@ import json
 import sys
 from collections import Counter
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from repro.jobs import DataUse, JobSpec, check_deps, dedupe, format_table
@@ -170,7 +170,8 @@ def selection_labels(train: Sequence, dev: Sequence, select: int, max_dev: int |
         with mock.patch.object(G, "evaluate", evaluate), \
                 mock.patch.object(G, "grafted_params", lambda *a, **k: {}), \
                 mock.patch.object(G, "graft_update", lambda model, task, sample, delta, S, *a, **k: S), \
-                mock.patch.object(G, "graft_gradient", lambda *a, **k: {n: torch.zeros_like(d) for n, d in delta.items()}):
+                mock.patch.object(G, "graft_gradient", lambda *a, **k: {n: torch.zeros_like(d)
+                                                                         for n, d in delta.items()}):
             if joint:
                 G.learn_joint_graft(model, ["T"], delta, {"T": list(train)}, {"T": list(dev)},
                                     G.movement_mask(delta, 0.5), recipe, seed=0, progress=False)
@@ -336,8 +337,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         fam = args.family or ("/".join(dict.fromkeys(
             prof.for_p2("", n).p2_model_family for n in nbs if n.startswith("p2"))) or "-")
-        print(format_table(jobs, nbs, f"profile {prof.name}, P2 family {fam}: {len(jobs)} jobs "
-                                      "(cost in example-passes; 'shared' = declared here, owned by an earlier notebook)"))
+        print(format_table(jobs, nbs, f"profile {prof.name}, P2 family {fam}: {len(jobs)} jobs (cost in "
+                                      "example-passes; 'shared' = declared here, owned by an earlier notebook)"))
         if missing and not args.only:
             print(f"dependencies declared by no job: {missing}")
     if not args.check:

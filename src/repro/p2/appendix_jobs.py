@@ -30,7 +30,8 @@ def jobs(profile: Profile, seed: int = 13, model_family: str = "", **overrides: 
     out = [j for js in zoo_jobs(prof, NOTEBOOK, tasks, seed).values() for j in js]  # Fig. 9
     for k in plan.sparsities:  # Fig. 8
         for t in plan.ablation_tasks:
-            out += method_jobs(prof, NOTEBOOK, t, "ft", seed) if k == 0.0 else list(talos_jobs(prof, NOTEBOOK, t, seed, k))
+            out += (method_jobs(prof, NOTEBOOK, t, "ft", seed) if k == 0.0
+                    else list(talos_jobs(prof, NOTEBOOK, t, seed, k)))
     for t in plan.ablation_tasks:  # grafted sparse task vectors (beyond the paper)
         ft = method_jobs(prof, NOTEBOOK, t, "ft", seed)[-1]
         out += [ft, graft_job(prof, NOTEBOOK, t, ft, plan.graft_sparsity, seed=seed, steps=plan.graft_steps,
