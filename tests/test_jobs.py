@@ -254,3 +254,14 @@ def test_smoke_notebook_computes_exactly_its_declared_jobs(tmp_path, monkeypatch
     stored = Counter(p.parent.name for p in (tmp_path / "artifacts" / "smoke").glob("*/*.json"))
     declared = Counter(STORE_KIND[j.kind] for j in inventory("smoke", only=[nb]))
     assert stored == declared
+
+
+def test_check_json_lists_the_failing_jobs(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+    import repro.inventory as inv
+
+    monkeypatch.setattr(inv, "dataset_shapes", lambda: ({"QNLI": {"train": [500, 0]}}, "a broken table"))
+    assert main(["--profile", "smoke", "--only", "p1_localization", "--json", "--check"]) == 1
+    out = json.loads(capsys.readouterr().out)
+    fails = [f for f in out["check"]["findings"] if f["level"] == "fail"]
+    qnli = {j["id"] for j in out["jobs"] if "QNLI" in json.dumps(j["kwargs"])}
+    assert {f["code"] for f in fails} == {"missing-class"} and {j for f in fails for j in f["jobs"]} == qnli

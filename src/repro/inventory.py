@@ -23,7 +23,7 @@ import json
 import sys
 from collections import Counter
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from repro.jobs import DataUse, JobSpec, check_deps, dedupe, format_table
@@ -331,9 +331,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     nbs = [n for n in NOTEBOOKS if not args.only or n in args.only]
     missing = check_deps(jobs)
+    findings: list[Finding] = []
+    where = ""
+    if args.check:
+        shapes, where = dataset_shapes()
+        findings = check_plan(jobs, shapes, prof)
+    fails = [f for f in findings if f.level == "fail"]
     if args.json:
-        print(json.dumps({"profile": prof.name, "family": args.family or None, "jobs": [j.to_dict() for j in jobs],
-                          "missing_deps": missing}, indent=1))
+        out: dict[str, Any] = {"profile": prof.name, "family": args.family or None,
+                               "jobs": [j.to_dict() for j in jobs], "missing_deps": missing}
+        if args.check:
+            out["check"] = {"shapes": where, "findings": [asdict(f) for f in findings]}
+        print(json.dumps(out, indent=1))
     else:
         fam = args.family or ("/".join(dict.fromkeys(
             prof.for_p2("", n).p2_model_family for n in nbs if n.startswith("p2"))) or "-")
@@ -341,16 +350,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                                       "example-passes; 'shared' = declared here, owned by an earlier notebook)"))
         if missing and not args.only:
             print(f"dependencies declared by no job: {missing}")
-    if not args.check:
-        return 0
-    shapes, where = dataset_shapes()
-    findings = check_plan(jobs, shapes, prof)
-    owners = {j.id: j.notebooks for j in jobs}
-    fails = [f for f in findings if f.level == "fail"]
-    print(f"\nplan check of {len(jobs)} jobs against {where}: {len(fails)} failures, "
-          f"{len(findings) - len(fails)} warnings", file=sys.stderr if args.json else sys.stdout)
-    for f in findings:
-        print(f.line(owners), file=sys.stderr if args.json else sys.stdout)
+    if args.check:
+        stream = sys.stderr if args.json else sys.stdout
+        owners = {j.id: j.notebooks for j in jobs}
+        print(f"\nplan check of {len(jobs)} jobs against {where}: {len(fails)} failures, "
+              f"{len(findings) - len(fails)} warnings (--json lists every job id of each finding)", file=stream)
+        for f in findings:
+            print(f.line(owners), file=stream)
     return 1 if fails else 0
 
 
