@@ -202,8 +202,9 @@ def _check_kshot(task: str, k: int, uses: Sequence[tuple[DataUse, str]], profile
     test = per_class(shapes[task].get("test", []))
     if test and (not sum(test) or any(c == 0 for c in test)):
         out.append(Finding("fail", "missing-class", task, f"the test split {test} lacks a class", ids))
-    if train and any(tr[c] < k for c in range(n)):
-        out.append(Finding("warn", "short", task, f"fewer than k={k} per class ({desc})", ids))
+    short = [split for split, got in (("train", tr), ("dev", dv)) if any(got[c] < k for c in range(n))]
+    if train and short:
+        out.append(Finding("warn", "short", task, f"{' and '.join(short)}: fewer than k={k} per class ({desc})", ids))
     if train and min(tr[c] for c in range(n)) and max(tr.values()) > 1.5 * min(tr[c] for c in range(n)):
         out.append(Finding("warn", "unbalanced", task, f"train classes differ by more than 1.5x ({desc})", ids))
     sel_keys = {(u.select, u.max_dev, u.joint) for u, _ in uses if u.select is not None}
@@ -300,7 +301,7 @@ APPROX_SHAPES: dict[str, dict[str, list[int]]] = {
     "CR": {"train": [639, 1136], "test": [761, 1239]},
     "MPQA": {"train": [5898, 2708], "test": [1349, 651]},
     "Subj": {"train": [4000, 4000], "test": [1000, 1000]},
-    "TREC": {"train": [1223, 1162, 86, 1250, 835, 896], "test": [138, 94, 9, 65, 81, 113]},
+    "TREC": {"train": [1162, 1250, 86, 1223, 835, 896], "test": [138, 94, 9, 65, 81, 113]},
     "AGNews": {"train": [30000, 30000, 30000, 30000], "test": [1900, 1900, 1900, 1900]},
     "QNLI": {"train": [52366, 52377], "test": [2702, 2761]},
     "SNLI": {"train": [183416, 183187, 182764], "test": [3368, 3219, 3237]},
