@@ -1,23 +1,25 @@
-"""The paper profile's code paths on a GPU, and what the full paper profile would cost: one command.
+"""The paper profile on a GPU at the papers' sizes, and what the whole paper profile costs: one command.
 
     python benchmarks/gpu_paper_path.py              # on a machine with a CUDA GPU (no hub access needed)
     python benchmarks/gpu_paper_path.py --dry-run    # CPU, tiny models, 2 steps: checks this script itself
 
-What it does (hub weights are not needed: every model is random-init at the real size):
+Hub weights are not needed: every model is random-init at the real size (roberta-base, ViT-B/32 at 224 px with
+QuickGELU, t5-base shapes).  What it measures, each after ``--warmup`` calls, ``torch.cuda.synchronize`` around
+``--steps`` timed calls, under ``--precision`` (default bf16 autocast, as the official P2 code; P1 runs fp32, as the
+official P1 code):
 
-1. **Every notebook's paper path on CUDA.**  ``repro book --profile gpu-check --device cuda --jobs 1``: the
-   paper-smoke code paths (roberta prompt and CLS heads, GPT-2, CLIP ViT, T5) with random-init full-size models
-   (roberta-base, ViT-B/32 at 224 px, t5-base shapes) on generated text and synthetic images, reduced steps.
-   Per-notebook wall time is printed.  (``--skip-book`` leaves it out.)
-2. **Time per step of each job kind** (``torch.cuda.synchronize`` around ``--steps`` measured steps after
-   ``--warmup``): P1 prompt fine-tuning (roberta-base, SGD, batch 2), a P1 graft step (a full-batch gradient on
-   ≤ 128 × 8 examples is ``n_batches`` of these), P2 ViT-B/32 fine-tuning (AdamW, batch 128, bf16 autocast), P2
-   t5-base fine-tuning (batch 64), one TaLoS calibration example (per-example gradient), evaluation forwards.
-3. **P2 Tables 3 / 4 on the GPU**: every P2 method's iteration time and ``torch.cuda.max_memory_allocated``
-   (:func:`repro.p2.efficiency.iteration_costs`, ViT-B/32, batch 128) as ratios to non-linear FT, beside the
-   paper's ratios (its ViT-L/14 column, :func:`repro.p2.efficiency.paper_ratios`).
-4. **Estimated GPU-hours per notebook of the full paper profile** = Σ (job count of the notebook × measured time per
-   step); the job counts are written out in :data:`JOBS` from the paper profile's settings.
+1. **Seconds per unit of each job kind**, at the paper batch sizes: P1 prompt fine-tuning (SGD, batch 2), one
+   example through a graft step (its gradient in chunks of 8, then the rounded graft scored), P1 evaluation (batch
+   64); every P2 method's training iteration on ViT-B/32 at batch **128**, linearized FT and L-LoRA included (this
+   is P2 Table 3: :func:`repro.p2.efficiency.iteration_costs`, each method in a fresh process, with the ratios to
+   non-linear FT beside the paper's); one TaLoS calibration example (per-example gradient); ViT evaluation (batch
+   128); t5-base training (batch 64) and evaluation.
+2. **Image decoding**: JPEG files decoded and preprocessed through :func:`repro.core.evaluation.batches` (the one
+   DataLoader path of the training and evaluation loops) with 0 and ``--workers`` workers and pinned memory,
+   beside the images per second the GPU consumes in a ViT training step.  Below that rate the GPU starves.
+3. **Estimated GPU-hours per notebook** of the full paper profile: the job inventory of the paper plans
+   (:func:`repro.inventory.inventory`, the jobs ``repro plan --profile paper`` prints, both P2 families) × each
+   job's cost in example-passes (:mod:`repro.jobs`) × the measured seconds per example-pass of its kind and model.
 
 Paste the printed summary into the README's "GPU-hours" section.
 """
@@ -26,10 +28,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import subprocess
 import sys
+import tempfile
 import time
+from collections import defaultdict
 from dataclasses import replace
 from pathlib import Path
 from typing import Callable
@@ -39,27 +41,22 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from repro.profiles import FinetuneRecipe, GraftRecipe, get_profile  # noqa: E402
+from repro.core.evaluation import batches, predict  # noqa: E402
+from repro.core.finetune import train  # noqa: E402
+from repro.core.fisher import diagonal_fisher  # noqa: E402
+from repro.core.grafting import learn_graft  # noqa: E402
+from repro.inventory import inventory  # noqa: E402
+from repro.models.clip import ImageExample  # noqa: E402
+from repro.p2.efficiency import iteration_costs, paper_ratios  # noqa: E402
+from repro.profiles import NLP_RECIPE, VISION_RECIPE, FinetuneRecipe, GraftRecipe, Profile, get_profile  # noqa: E402
+from repro.workbench import Workbench  # noqa: E402
 
-#: full paper profile job counts per notebook, in units of the step kinds measured below.  Paper settings:
-#: P1 13 tasks × 5 seeds × 1000 SGD steps; grafts 100 steps of ≤ 128 batches; P2 8 vision tasks × 5 methods ×
-#: 2000 steps; TaLoS calibration 4 rounds × ≤ 5000 examples; T5 7 tasks × 5 methods × 2000 steps (our budget).
-JOBS: dict[str, dict[str, float]] = {
-    "p1_localization": {"p1_ft_step": 13 * 5 * 1000 * 2, "p1_graft_batch": 13 * 5 * 4 * 100 * 128,
-                        "p1_eval_batch": 13 * 5 * 40 * 60},
-    "p1_calibration_ood": {"p1_ft_step": 6 * 5 * 1000, "p1_graft_batch": 6 * 5 * 6 * 100 * 128,
-                           "p1_eval_batch": 6 * 5 * 30 * 150},
-    "p1_multitask_continual": {"p1_ft_step": 8 * 8 * 1000 + 8 * 1000, "p1_graft_batch": 8 * 3 * 100 * 128,
-                               "p1_eval_batch": 8 * 40 * 60},
-    "p1_appendix": {"p1_ft_step": 13 * 2 * 1000 + 4 * 10000, "p1_graft_batch": 13 * 4 * 100 * 128,
-                    "p1_eval_batch": 13 * 30 * 60},
-    "p2_task_arithmetic": {"vit_ft_step": 8 * 5 * 2000, "talos_example": 8 * 4 * 5000, "vit_eval_batch": 21 * 9 * 60,
-                           "t5_ft_step": 7 * 5 * 2000, "t5_eval_batch": 21 * 8 * 30},
-    "p2_sensitivity": {"talos_example": 8 * 4 * 5000, "vit_eval_batch": 8 * 10 * 60},
-    "p2_disentanglement": {"vit_eval_batch": 2 * 20 * 20 * 2 * 16 + 8 * 60, "vit_ft_step": 2 * 2000},
-    "p2_structure_cost": {"vit_ft_step": 5 * 60, "talos_example": 4 * 5000},
-    "p2_appendix": {"vit_ft_step": 12 * 2 * 2000, "talos_example": 12 * 2 * 4 * 5000, "vit_eval_batch": 12 * 2 * 60},
-}
+#: the P2 methods of Table 3 (the inventory's P2 fine-tunes are priced at non-linear FT's rate × their own cost)
+TABLE3 = ("ft", "linearized", "l-lora", "lota", "talos")
+#: job kinds priced at a model's training rate, and those priced at its evaluation rate (× 3: the inventory counts
+#: an evaluated example as 1/3 of an example-pass)
+TRAINING_KINDS = {"finetune", "adapter", "continual", "graft", "joint-graft", "fish", "tracking", "mask"}
+EVAL_KINDS = {"arithmetic", "merge", "drift"}
 
 
 def _sync(device: torch.device) -> None:
@@ -67,7 +64,7 @@ def _sync(device: torch.device) -> None:
         torch.cuda.synchronize(device)
 
 
-def time_steps(fn: Callable[[], None], steps: int, warmup: int, device: torch.device) -> tuple[float, float]:
+def time_calls(fn: Callable[[], None], steps: int, warmup: int, device: torch.device) -> tuple[float, float]:
     """(seconds per call, peak GiB) of ``fn`` after ``warmup`` calls."""
     for _ in range(warmup):
         fn()
@@ -83,126 +80,171 @@ def time_steps(fn: Callable[[], None], steps: int, warmup: int, device: torch.de
     return per, peak
 
 
-def _workbench(profile, family: str | None, device: str, tmp: Path):
-    from repro.workbench import Workbench
-
-    prof = profile.for_p2(family, device=device) if family else profile.with_device(device)
-    return Workbench(prof, artifacts_dir=tmp)
+def _row(seconds: float, peak: float, per: str, batch: int) -> dict:
+    return {"seconds": seconds, "peak_gib": peak, "per": per, "batch": batch}
 
 
-def measure_steps(profile_name: str, device: str, steps: int, warmup: int, tmp: Path, small: bool) -> dict:
-    """Seconds per step of each job kind (see the module docstring)."""
-    from repro.core.evaluation import predict
-    from repro.core.fisher import diagonal_fisher
-    from repro.core.grafting import learn_graft
-
-    prof = get_profile(profile_name)
-    out: dict[str, dict] = {}
-    dev = torch.device(device)
-    # P1: roberta prompt FT (SGD, batch 2), graft gradient batches (8), evaluation batches (64)
-    wb = _workbench(prof, None, device, tmp / "p1")
-    data = wb.task("SST-2")
-    sgd = FinetuneRecipe(optimizer="sgd", lr=1e-3, batch_size=2, steps=1, eval_every=0)
-    out["p1_ft_step"] = _per_train_step(wb, "SST-2", data.train, sgd, "graftable", steps, warmup, dev)
-    delta = {n: torch.full_like(wb.pre[n], 1e-4) for n in wb.names("graftable")}
-
-    def graft_batch() -> None:
-        learn_graft(wb.model, "SST-2", delta, data.train[:8], data.dev[:8], 1e-5,
-                    GraftRecipe(lr=1e7, steps=1, batch_size=8, max_examples=8, sigmoid_bias=10.0), seed=0,
-                    eval_batch_size=8)
-
-    out["p1_graft_batch"] = _row(*time_steps(graft_batch, steps, warmup, dev))
-    out["p1_eval_batch"] = _row(*time_steps(lambda: predict(wb.model, data.test[:64], "SST-2", batch_size=64),
-                                            steps, warmup, dev))
-    del wb
-    # P2 vision: ViT-B/32 AdamW batch 128 (bf16 autocast on CUDA), TaLoS calibration examples, eval batches
-    vprof = prof.for_p2("vision", device=device)
-    vprof = replace(vprof, precision="bf16") if dev.type == "cuda" else vprof
-    from repro.workbench import Workbench
-
-    wb = Workbench(vprof, artifacts_dir=tmp / "vision")
-    task = vprof.p2_tasks[0]
-    data = wb.task(task)
-    bs = 128 if not small else 4
-    rec = replace(vprof.p2_finetune, batch_size=bs, steps=1, warmup_steps=0)
-    out["vit_ft_step"] = _per_train_step(wb, task, data.train, rec, "maskable", steps, warmup, dev)
-    ex = data.train[:8]
-    per8, peak = time_steps(lambda: diagonal_fisher(wb.model, ex, task, wb.names("maskable"), target="logit",
-                                                    batch_size=8, progress=False), max(1, steps // 2), 1, dev)
-    out["talos_example"] = _row(per8 / len(ex), peak)
-    out["vit_eval_batch"] = _row(*time_steps(lambda: predict(wb.model, data.test[:bs], task, batch_size=bs),
-                                             steps, warmup, dev))
-    del wb
-    # P2 NLP: t5-base shapes, batch 64
-    nprof = prof.for_p2("nlp", device=device)
-    wb = Workbench(nprof, artifacts_dir=tmp / "nlp")
-    task = nprof.p2_tasks[0]
-    data = wb.task(task)
-    rec = replace(nprof.p2_finetune, batch_size=64 if not small else 4, steps=1)
-    out["t5_ft_step"] = _per_train_step(wb, task, data.train, rec, "maskable", steps, warmup, dev)
-    out["t5_eval_batch"] = _row(*time_steps(lambda: predict(wb.model, data.test[:64], task, batch_size=64),
-                                            steps, warmup, dev))
-    return out
+def bench_profile(dry_run: bool, precision: str) -> Profile:
+    """gpu-check (random-init full-size models) with the paper's P2 recipes: ViT batch 128, T5 batch 64; the
+    dry run keeps paper-smoke's tiny models and batches of 4."""
+    if dry_run:
+        prof = get_profile("paper-smoke").with_(device="cpu")
+        fams = tuple(replace(f, finetune=replace(f.finetune, batch_size=4)) for f in prof.p2_families)
+        return replace(prof, p2_families=fams)
+    prof = get_profile("gpu-check").with_(device="cuda", precision=precision)
+    recipes = {"vision": VISION_RECIPE, "nlp": NLP_RECIPE}
+    fams = tuple(replace(f, finetune=replace(recipes[f.name], steps=1, warmup_steps=0)) for f in prof.p2_families)
+    return replace(prof, p2_families=fams)
 
 
-def _row(seconds: float, peak: float) -> dict:
-    return {"seconds": seconds, "peak_gib": peak}
+def _repeat(examples: list, n: int) -> list:
+    """``n`` examples, cycling through ``examples`` (a generated task's k-shot split is small; timing needs n)."""
+    return [examples[i % len(examples)] for i in range(n)]
 
 
-def _per_train_step(wb, task: str, train_set, recipe, scope: str, steps: int, warmup: int,
-                    dev: torch.device) -> dict:
-    """One optimizer step of the one training loop (``recipe.steps`` = 1) on ``task``."""
-    from repro.core.finetune import train
-
+def _train_step(wb: Workbench, task: str, examples: list, recipe: FinetuneRecipe, scope: str) -> Callable[[], None]:
     names = wb.names(scope)
 
     def step() -> None:
         wb.restore_pre()
-        train(wb.model, {task: train_set}, recipe, names, seed=0, progress=False)
+        train(wb.model, {task: examples}, replace(recipe, steps=1, eval_every=0), names, seed=0, progress=False)
 
-    return _row(*time_steps(step, steps, warmup, dev))
+    return step
 
 
-def table3(profile_name: str, device: str, iterations: int, warmup: int, tmp: Path) -> list[dict]:
-    """P2 Table 3 rows on the vision family (fresh process per method on CUDA) with ratios to non-linear FT."""
-    from repro.p2.efficiency import iteration_costs, paper_ratios
-    from repro.workbench import Workbench
+def measure_p1(prof: Profile, device: torch.device, steps: int, warmup: int, tmp: Path, small: bool) -> dict:
+    """P1 on roberta-base (fp32, as the official P1 code): FT step at batch 2, graft example, eval example."""
+    out = {}
+    wb = Workbench(prof.with_(precision="fp32"), artifacts_dir=tmp / "p1")
+    data = wb.task("SST-2")
+    sgd = FinetuneRecipe(optimizer="sgd", lr=1e-3, batch_size=2, steps=1, eval_every=0)
+    out["p1_ft_step"] = _row(*time_calls(_train_step(wb, "SST-2", data.train, sgd, "graftable"), steps, warmup,
+                                         device), "step", 2)
+    delta = {n: torch.full_like(wb.pre[n], 1e-4) for n in wb.names("graftable")}
+    n = 16 if small else 256
+    train_set, dev_set = _repeat(data.train, n), _repeat(data.dev, n // 4)
 
-    prof = get_profile(profile_name).for_p2("vision", device=device)
-    wb = Workbench(prof, artifacts_dir=tmp / "table3")
-    rows = iteration_costs(wb, prof.p2_tasks[0], iterations=iterations, warmup=warmup, device=device,
-                           subprocess=torch.device(device).type == "cuda")
+    def graft(n_steps: int) -> Callable[[], None]:
+        recipe = GraftRecipe(lr=1e7, steps=n_steps, batch_size=8, max_examples=n, sigmoid_bias=10.0)
+        return lambda: learn_graft(wb.model, "SST-2", delta, train_set, dev_set, 1e-5, recipe, seed=0,
+                                   eval_batch_size=64)
+
+    one, peak = time_calls(graft(1), max(1, steps // 3), 1, device)
+    two, _ = time_calls(graft(2), max(1, steps // 3), 1, device)
+    per_step = max(two - one, 1e-9)  # one more step: the gradient over n examples + the rounded graft scored
+    passes = n + (n + len(dev_set)) / 3  # the inventory's example-passes of one graft step
+    out["p1_graft_example"] = _row(per_step / passes, peak, "example-pass", 8)
+    ev = _repeat(data.test, 64)
+    per, peak = time_calls(lambda: predict(wb.model, ev, "SST-2", batch_size=64), steps, warmup, device)
+    out["p1_eval_example"] = _row(per / len(ev), peak, "example", 64)
+    return out
+
+
+def measure_vision(prof: Profile, device: torch.device, steps: int, warmup: int, tmp: Path) -> tuple[dict, list]:
+    """P2 on ViT-B/32: Table 3 (every method's iteration at the recipe batch), TaLoS example, eval example."""
+    vprof = prof.for_p2("vision")
+    wb = Workbench(vprof, artifacts_dir=tmp / "vision")
+    task = vprof.p2_tasks[0]
+    bs = vprof.p2_finetune.batch_size
+    rows = iteration_costs(wb, task, methods=TABLE3, iterations=steps, warmup=warmup, device=str(device),
+                           subprocess=device.type == "cuda")
     ft = next(r for r in rows if r["key"] == "ft")
     paper = paper_ratios(3)
+    out = {}
     for r in rows:
         for key in ("total_iter_s", "peak_memory_gib"):
             r[f"{key}_ratio"] = r[key] / ft[key] if ft.get(key) else None
         r["paper_ratios"] = {f"{model} {metric}": round(v, 2) for (model, method, metric), v in paper.items()
                              if method == r["method"] and metric in ("total_iter_time", "peak_memory")}
-    return rows
+        out[f"vit_{r['key']}_step"] = _row(r["total_iter_s"], r["peak_memory_gib"], "step", bs)
+    data = wb.task(task)
+    ex = _repeat(data.train, 8)
+    per8, peak = time_calls(lambda: diagonal_fisher(wb.model, ex, task, wb.names("maskable"), target="logit",
+                                                    batch_size=8, progress=False), max(1, steps // 3), 1, device)
+    out["talos_example"] = _row(per8 / len(ex), peak, "example", 8)
+    ev = _repeat(data.test, bs)
+    per, peak = time_calls(lambda: predict(wb.model, ev, task, batch_size=bs), steps, warmup, device)
+    out["vit_eval_example"] = _row(per / len(ev), peak, "example", bs)
+    return out, rows
 
 
-def estimate_hours(per_step: dict) -> dict[str, float]:
-    """GPU-hours per notebook of the full paper profile = Σ job count × measured seconds per step."""
-    return {nb: sum(n * per_step[k]["seconds"] for k, n in jobs.items() if k in per_step) / 3600
-            for nb, jobs in JOBS.items()}
+def measure_t5(prof: Profile, device: torch.device, steps: int, warmup: int, tmp: Path) -> dict:
+    """P2 on t5-base shapes: a training step at the recipe batch (token-level CE) and an eval example."""
+    nprof = prof.for_p2("nlp")
+    wb = Workbench(nprof, artifacts_dir=tmp / "nlp")
+    task = nprof.p2_tasks[0]
+    data = wb.task(task)
+    bs = nprof.p2_finetune.batch_size
+    out = {"t5_ft_step": _row(*time_calls(_train_step(wb, task, _repeat(data.train, bs), nprof.p2_finetune,
+                                                      "maskable"), steps, warmup, device), "step", bs)}
+    ev = _repeat(data.test, bs)
+    per, peak = time_calls(lambda: predict(wb.model, ev, task, batch_size=bs), steps, warmup, device)
+    out["t5_eval_example"] = _row(per / len(ev), peak, "example", bs)
+    return out
 
 
-def run_book(device: str) -> dict[str, float]:
-    """``repro book --profile gpu-check --device cuda``; per-notebook seconds from its log."""
-    cmd = [sys.executable, "-m", "repro.runner.cli", "book", "--profile", "gpu-check", "--device", device,
-           "--force"]
-    env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
-    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
-    print(proc.stdout[-4000:], proc.stderr[-2000:], sep="\n")
-    times = {}
-    for line in proc.stdout.splitlines():
-        parts = line.split()
-        if len(parts) >= 5 and parts[0].startswith("[") and parts[2] == "ran":
-            times[parts[1]] = float(parts[4])
-    if proc.returncode:
-        raise SystemExit(f"gpu-check book failed (exit {proc.returncode}); see the log above")
-    return times
+def measure_loader(prof: Profile, tmp: Path, workers: int, n_batches: int) -> dict:
+    """Images per second through the training loop's batch path (JPEG decode + augmentation + pinned copy), with
+    0 and ``workers`` DataLoader workers."""
+    from PIL import Image
+
+    vprof = prof.for_p2("vision")
+    wb = Workbench(vprof, artifacts_dir=tmp / "loader")
+    task = vprof.p2_tasks[0]
+    bs = vprof.p2_finetune.batch_size
+    folder = tmp / "jpeg"
+    folder.mkdir(parents=True, exist_ok=True)
+    gen = torch.Generator().manual_seed(0)
+    files = []
+    for i in range(64):  # 500 x 375 JPEGs (the size of a typical DTD / SUN397 / Cars image), noise + a gradient
+        pixels = (torch.rand(375, 500, 3, generator=gen) * 64 + torch.linspace(0, 191, 500)[None, :, None])
+        path = folder / f"{i:03d}.jpg"
+        Image.fromarray(pixels.clamp(0, 255).to(torch.uint8).numpy()).save(path, quality=90)
+        files.append(path)
+    examples = [ImageExample(str(files[i % len(files)]), i % 2) for i in range(bs * n_batches)]
+    plan = [(task, examples[i:i + bs]) for i in range(0, len(examples), bs)]
+    out = {}
+    for w in sorted({0, workers}):
+        start = time.perf_counter()
+        seen = sum(len(b["labels"]) for _, b in batches(wb.model, plan, train=True, seed=0, num_workers=w))
+        out[str(w)] = seen / (time.perf_counter() - start)
+    return {"images_per_s": out, "batch": bs, "batches": n_batches}
+
+
+def rate(kind: str, family: str, per_step: dict) -> float:
+    """Seconds per example-pass of a job of ``kind`` on the model of ``family`` ("" = P1's roberta-base)."""
+    if family == "":
+        if kind in ("finetune", "adapter", "continual"):
+            return per_step["p1_ft_step"]["seconds"] / per_step["p1_ft_step"]["batch"]
+        if kind in TRAINING_KINDS:
+            return per_step["p1_graft_example"]["seconds"]
+        return 3 * per_step["p1_eval_example"]["seconds"]
+    if family == "vision":
+        if kind == "mask":
+            return per_step["talos_example"]["seconds"]
+        if kind in TRAINING_KINDS:
+            return per_step["vit_ft_step"]["seconds"] / per_step["vit_ft_step"]["batch"]
+        return 3 * per_step["vit_eval_example"]["seconds"]
+    if kind in TRAINING_KINDS:  # T5 (nlp, nlp-base): the t5-base step
+        return per_step["t5_ft_step"]["seconds"] / per_step["t5_ft_step"]["batch"]
+    return 3 * per_step["t5_eval_example"]["seconds"]
+
+
+def estimate_hours(per_step: dict, profile: str = "paper") -> dict[str, dict]:
+    """GPU-hours and job counts per notebook of ``profile``'s plans, per P2 family (P1 counted once)."""
+    out: dict[str, dict] = {}
+    for family in ("vision", "nlp"):
+        jobs = inventory(profile, family=family)
+        hours: dict[str, float] = defaultdict(float)
+        counts: dict[str, int] = defaultdict(int)
+        for job in jobs:
+            nb = job.notebooks[0]
+            if family == "nlp" and not nb.startswith("p2"):
+                continue  # P1 is the same in both; counted with the vision family
+            hours[nb] += job.cost * rate(job.kind, job.family if nb.startswith("p2") else "", per_step) / 3600
+            counts[nb] += 1
+        out[family] = {nb: {"jobs": counts[nb], "gpu_hours": hours[nb]} for nb in counts}
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -210,38 +252,61 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--dry-run", action="store_true", help="CPU, paper-smoke's tiny models, 2 steps (checks the script)")
     ap.add_argument("--steps", type=int, default=10)
     ap.add_argument("--warmup", type=int, default=3)
-    ap.add_argument("--skip-book", action="store_true", help="do not build the gpu-check book")
+    ap.add_argument("--precision", choices=("bf16", "fp32", "tf32"), default="bf16",
+                    help="P2 training and evaluation precision on CUDA (P1 runs fp32, as the official code)")
+    ap.add_argument("--workers", type=int, default=8, help="DataLoader workers of the image-decoding check")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "gpu_paper_path.json"))
     args = ap.parse_args(argv)
-    import tempfile
+    out_path = Path(args.out)
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    out_path.touch()  # an unwritable --out fails now, not after the measurements
 
     if args.dry_run:
-        profile, device, steps, warmup, small = "paper-smoke", "cpu", 2, 1, True
+        device, steps, warmup, small, workers, n_batches = torch.device("cpu"), 2, 1, True, 2, 2
     else:
         if not torch.cuda.is_available():
             raise SystemExit("no CUDA GPU visible: run this on a GPU machine (or --dry-run to check the script)")
-        profile, device, steps, warmup, small = "gpu-check", "cuda", args.steps, args.warmup, False
-    report: dict = {"device": device, "gpu": torch.cuda.get_device_name(0) if device == "cuda" else None,
-                    "torch": torch.__version__, "profile": profile}
+        device, steps, warmup, small, workers, n_batches = (torch.device("cuda"), args.steps, args.warmup, False,
+                                                            args.workers, 8)
+    prof = bench_profile(args.dry_run, args.precision)
+    report: dict = {"device": str(device), "gpu": torch.cuda.get_device_name(0) if device.type == "cuda" else None,
+                    "torch": torch.__version__, "profile": prof.name, "precision": prof.precision}
     with tempfile.TemporaryDirectory(prefix="repro-gpu-") as tmp:
-        if not args.dry_run and not args.skip_book:
-            report["book_seconds"] = run_book(device)
-        report["per_step"] = measure_steps(profile, device, steps, warmup, Path(tmp), small)
-        report["table3"] = table3(profile, device, iterations=steps, warmup=warmup, tmp=Path(tmp))
-    report["gpu_hours"] = estimate_hours(report["per_step"])
-    print(f"\n== time per step ({device}{', ' + report['gpu'] if report['gpu'] else ''})")
-    for k, v in report["per_step"].items():
-        print(f"  {k:16s} {v['seconds'] * 1000:9.1f} ms   peak {v['peak_gib']:.2f} GiB")
-    print("\n== P2 Table 3 (ratios to non-linear FT; the paper's ratios beside)")
+        per_step = measure_p1(prof, device, steps, warmup, Path(tmp), small)
+        vision, report["table3"] = measure_vision(prof, device, steps, warmup, Path(tmp))
+        per_step |= vision
+        per_step |= measure_t5(prof, device, steps, warmup, Path(tmp))
+        report["per_step"] = per_step
+        report["loader"] = measure_loader(prof, Path(tmp), workers, n_batches)
+    report["gpu_hours"] = estimate_hours(per_step)
+
+    print(f"\n== seconds per unit ({device}{', ' + report['gpu'] if report['gpu'] else ''}, P2 {prof.precision})")
+    for k, v in per_step.items():
+        print(f"  {k:20s} {v['seconds'] * 1000:10.3f} ms per {v['per']:12s} batch {v['batch']:4d}   "
+              f"peak {v['peak_gib']:.2f} GiB")
+    print(f"\n== P2 Table 3 at batch {per_step['vit_ft_step']['batch']} (ratios to non-linear FT; the paper's beside)")
     for r in report["table3"]:
-        print(f"  {r['method']:14s} iter {r.get('total_iter_s_ratio') or float('nan'):.2f}x   "
-              f"memory {r.get('peak_memory_gib_ratio') or float('nan'):.2f}x   paper {r['paper_ratios']}")
-    print("\n== estimated GPU-hours of the full paper profile, per notebook")
-    for nb, h in report["gpu_hours"].items():
-        print(f"  {nb:24s} {h:8.2f} h")
-    print(f"  {'total':24s} {sum(report['gpu_hours'].values()):8.2f} h")
-    Path(args.out).write_text(json.dumps(report, indent=1, default=str))
-    print(f"\nwrote {args.out}")
+        print(f"  {r['method']:14s} iter {r['total_iter_s'] * 1000:7.1f} ms = {r.get('total_iter_s_ratio') or 0:.2f}x"
+              f"   memory {r['peak_memory_gib']:.2f} GiB = {r.get('peak_memory_gib_ratio') or 0:.2f}x   "
+              f"paper ViT-B/32 {r['paper_ratios'].get('ViT-B/32 total_iter_time')}x / "
+              f"{r['paper_ratios'].get('ViT-B/32 peak_memory')}x")
+    gpu_rate = per_step["vit_ft_step"]["batch"] / per_step["vit_ft_step"]["seconds"]
+    print(f"\n== image decoding (JPEG 500x375 -> {prof.image_size} px, train augmentation, pinned), images/s")
+    for w, ips in report["loader"]["images_per_s"].items():
+        print(f"  {w:>2s} workers {ips:9.0f} images/s   ({ips / gpu_rate:.2f}x what a ViT FT step consumes: "
+              f"{gpu_rate:.0f} images/s)")
+    print("\n== the paper plans: jobs and estimated GPU-hours per notebook")
+    total = 0.0
+    for family, nbs in report["gpu_hours"].items():
+        for nb, v in nbs.items():
+            print(f"  {family:7s} {nb:24s} {v['jobs']:5d} jobs {v['gpu_hours']:9.1f} h")
+            total += v["gpu_hours"]
+    for family, nbs in report["gpu_hours"].items():
+        print(f"  {family:7s} {'total':24s} {sum(v['jobs'] for v in nbs.values()):5d} jobs "
+              f"{sum(v['gpu_hours'] for v in nbs.values()):9.1f} h")
+    print(f"  both families, P1 once: {total:.1f} GPU-hours")
+    out_path.write_text(json.dumps(report, indent=1, default=str))
+    print(f"\nwrote {out_path}")
     return 0
 
 

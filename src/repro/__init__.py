@@ -16,6 +16,9 @@ The map, one line per layer (lower layers never import higher ones; ``tests/test
 - ``repro.artifacts`` safetensors + JSON artifact store keyed by config hash, atomic writes
 - ``repro.paths``     every location repro reads or writes
 - ``repro.progress``  the one progress-bar wrapper (honours TQDM_DISABLE)
+- ``repro.jobs``      the job type of the chapters' inventories (one spec per cached artifact; each chapter's
+                      ``p1/*_jobs.py`` / ``p2/*_jobs.py`` declares its jobs from its plan)
+- ``repro.inventory`` every chapter's jobs, deduplicated, and the paper-plan check (``repro plan``); above p1/p2
 
 Import rules: ``core`` never imports workbench/p1/p2/report/runner; ``p1`` and ``p2`` never import each other;
 ``runner`` never imports core/p1/p2/workbench/models/data; no import cycles; no ``from repro.x import _private``.

@@ -165,6 +165,25 @@ def _fetch(args: argparse.Namespace) -> int:
     return subprocess.run(cmd).returncode
 
 
+@command("plan", "the job inventory: cached artifacts per notebook and kind, dependencies, estimated cost (loads no "
+                 "model and no data); --check checks the plan's inputs against dataset shapes (exit 1 on failures)",
+         PROFILE_ARG,
+         arg("--only", nargs="+", metavar="NOTEBOOK", help="only these notebooks' jobs"),
+         arg("--family", default="", metavar="F", help="P2 model family of the P2 notebooks (paper: vision | nlp | "
+                                                       "nlp-base; default: each notebook's)"),
+         arg("--json", action="store_true", help="print every job (id, notebooks, kind, driver, kwargs, deps, cost)"),
+         arg("--check", action="store_true", help="check every job's inputs (class-balanced non-empty splits, "
+                                                  "graft selection sets, budgets) against dataset shapes"))
+def _plan(args: argparse.Namespace) -> int:
+    import subprocess
+
+    cmd = [sys.executable, "-m", "repro.inventory", "--profile", args.profile]  # a kernel: the runner imports no p1/p2
+    cmd += ["--only", *args.only] if args.only else []
+    cmd += ["--family", args.family] if args.family else []
+    cmd += [flag for flag, on in (("--json", args.json), ("--check", args.check)) if on]
+    return subprocess.run(cmd).returncode
+
+
 @command("list", "list the notebooks and their parameters")
 def _list(args: argparse.Namespace) -> int:
     from repro.runner.notebooks import describe_notebooks
