@@ -61,6 +61,11 @@ class MaskedOptimizer:
     post-accumulate-grad hook gathers the selected entries of its gradient as soon as backward has produced it and
     frees the dense gradient, so at most one dense gradient of such a tensor is alive at a time; :meth:`close`
     (also run when the optimizer is garbage-collected) removes the hooks.
+
+    Gradient clipping (:meth:`clip_`) uses the norm of the *dense* gradient of every tensor with a trainable entry,
+    as the official TaLoS code's ``clip_grad_norm_`` over the whole gradient (frozen entries included; tensors with
+    no trainable entry get no gradient there either): the hook adds each partially trainable tensor's dense squared
+    norm before it frees that gradient, so clipping costs one reduction per tensor and no dense gradient is kept.
     """
 
     def __init__(self, params: Mapping[str, torch.nn.Parameter], entries: Mapping[str, torch.Tensor | None],
@@ -75,18 +80,23 @@ class MaskedOptimizer:
         self.state: dict[str, dict[str, torch.Tensor]] = {}
         self.t = 0
         self._gathered: dict[str, torch.Tensor] = {}  # partially trainable tensor → gradient of its entries
+        self._dense_sq: dict[str, torch.Tensor] = {}  # partially trainable tensor → squared norm of its dense grad
         me = weakref.ref(self)  # the hooks must not keep the optimizer alive
         self._hooks = [p.register_post_accumulate_grad_hook(_gather_hook(me, n))
                        for n, p in self.params.items() if self.entries[n] is not None]
 
     def _gather(self, name: str, p: torch.Tensor) -> None:
         """Move the selected entries of ``p.grad`` into the compact gradient (summing over backward calls)."""
-        g = p.grad.reshape(-1)[self.entries[name]]
+        dense = p.grad.reshape(-1)
+        g = dense[self.entries[name]]
+        sq = (dense.float() ** 2).sum()
         p.grad = None
-        if name in self._gathered:
-            self._gathered[name] += g
+        if name in self._gathered:  # (one backward per step in train(); after a second one the dense norm would
+            self._gathered[name] += g  # be that of the summed gradient, which is gone: this keeps a bound on it)
+            self._dense_sq[name] += sq
         else:
             self._gathered[name] = g
+            self._dense_sq[name] = sq
 
     def _grad(self, name: str) -> torch.Tensor | None:
         if self.entries[name] is not None:
@@ -104,16 +114,30 @@ class MaskedOptimizer:
             h.remove()
         self._hooks = []
         self._gathered.clear()
+        self._dense_sq.clear()
 
     def __del__(self) -> None:
         self.close()
 
+    def dense_grad_norm(self) -> torch.Tensor | None:
+        """Global L2 norm of the dense gradient of every tensor with a trainable entry (None before backward)."""
+        parts = []
+        for n in self.params:
+            if self.entries[n] is None:
+                if self.params[n].grad is not None:
+                    parts.append((self.params[n].grad.float() ** 2).sum())
+            elif n in self._dense_sq:
+                parts.append(self._dense_sq[n])
+        return torch.sqrt(sum(parts)) if parts else None
+
     def clip_(self, max_norm: float) -> float:
-        """Clip the gradient of the trainable entries to ``max_norm`` (global L2); returns the pre-clip norm."""
+        """Clip the gradient to ``max_norm`` by the global L2 norm of the dense gradient (:meth:`dense_grad_norm`,
+        the official ``clip_grad_norm_`` scope); only the trainable entries are scaled (the others are never
+        applied).  Returns the pre-clip norm."""
         grads = [g for n in self.params if (g := self._grad(n)) is not None]
-        if not grads:
+        norm = self.dense_grad_norm()
+        if not grads or norm is None:
             return 0.0
-        norm = torch.sqrt(sum((g.float() ** 2).sum() for g in grads))
         if max_norm > 0 and norm > max_norm:
             scale = max_norm / (norm + 1e-6)
             for g in grads:
@@ -151,6 +175,7 @@ class MaskedOptimizer:
         for p in self.params.values():
             p.grad = None
         self._gathered.clear()
+        self._dense_sq.clear()
 
     def state_numel(self) -> int:
         """Number of optimizer-state scalars held (for the P2 Table 3 memory accounting)."""
