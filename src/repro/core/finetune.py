@@ -26,7 +26,8 @@ from repro.progress import progress_bar
 
 from repro.data import Example
 from repro.core.checks import NonFiniteError, check_finite
-from repro.core.evaluation import evaluate, forward
+from repro.core.evaluation import batches, evaluate, forward
+from repro.device import autocast
 from repro.core.masks import Mask
 from repro.models.base import Classifier
 from repro.profiles import FinetuneRecipe
@@ -232,6 +233,7 @@ def train(
     progress: bool = True,
     eval_batch_size: int = 64,
     callback: Callable[[int, Classifier], None] | None = None,
+    num_workers: int | None = None,
 ) -> TrainResult:
     """Fine-tune ``model`` in place on ``train_data`` (task → examples; several tasks = multi-task FT).
 
@@ -240,6 +242,12 @@ def train(
     ``eval_every`` steps and the best checkpoint (ties: the later one, as the official P1 trainer) is restored.
     ``callback(step, model)``, if given, runs after every optimizer step (1-based ``step``, model holding the
     just-updated parameters; e.g. to snapshot checkpoints along training, P1 Fig. 15); it must not modify the model.
+
+    The loss is the model's :meth:`~repro.models.base.Classifier.training_loss` (cross-entropy over the C logits;
+    T5: the official token-level CE of the gold answer) on :meth:`~repro.models.base.Classifier.collate` batches,
+    built by :func:`repro.core.evaluation.batches` (DataLoader workers for image models, ``num_workers``), under
+    the training precision (:func:`repro.device.autocast`).  The order of the batches is drawn up front from
+    ``seed`` (the same draws as drawing them step by step).
     """
     import time
 
@@ -280,17 +288,20 @@ def train(
     do_eval = bool(recipe.eval_every) and bool(dev_data)
 
     def dev_score() -> float:
-        vals = [evaluate(model, ex, t, batch_size=eval_batch_size, linear_base=linear_base)["value"]
-                for t, ex in dev_data.items()]
+        vals = [evaluate(model, ex, t, batch_size=eval_batch_size, linear_base=linear_base,
+                         num_workers=num_workers)["value"] for t, ex in dev_data.items()]
         return sum(vals) / len(vals)
 
+    plan = []
+    for _ in range(recipe.steps):
+        task = rng.choices(tasks, weights)[0]
+        plan.append((task, next_batch(task)))
     model.train()
     bar = progress_bar(range(recipe.steps), enabled=progress, desc="fine-tune", leave=False)
-    for step in bar:
-        task = rng.choices(tasks, weights)[0]
-        batch = model.tokenize(task, next_batch(task))
-        logits = forward(model, batch, task, linear_base=linear_base)
-        loss = torch.nn.functional.cross_entropy(logits, batch["labels"])
+    for step, (task, batch) in zip(bar, batches(model, plan, train=True, seed=seed, num_workers=num_workers)):
+        with autocast(model, "train"):
+            logits = forward(model, batch, task, linear_base=linear_base)
+            loss = model.training_loss(logits, batch)
         if l1_lambda:
             loss = loss + l1_lambda * sum((train_params[n] - init[n]).abs().sum() for n in train_params)
         try:
