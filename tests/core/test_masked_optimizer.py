@@ -24,7 +24,8 @@ class _ReferenceMaskedAdamW:
         return g if idx is None else g[idx]
 
     def clip_(self, max_norm):  # the official scope: the dense gradient of every tensor with a trainable entry
-        norm = torch.sqrt(sum((p.grad.float() ** 2).sum() for p in self.params.values()))
+        norm = torch.sqrt(sum(torch.linalg.vector_norm(p.grad, dtype=torch.float32) ** 2
+                              for p in self.params.values()))
         if norm > max_norm:
             for p in self.params.values():
                 p.grad.mul_(max_norm / (norm + 1e-6))

@@ -90,7 +90,7 @@ class MaskedOptimizer:
         """Move the selected entries of ``p.grad`` into the compact gradient (summing over backward calls)."""
         dense = p.grad.reshape(-1)
         g = dense[self.entries[name]]
-        sq = (dense.float() ** 2).sum()
+        sq = _squared_norm(dense)
         p.grad = None
         if name in self._gathered:  # (one backward per step in train(); after a second one the dense norm would
             self._gathered[name] += g  # be that of the summed gradient, which is gone: this keeps a bound on it)
@@ -126,7 +126,7 @@ class MaskedOptimizer:
         for n in self.params:
             if self.entries[n] is None:
                 if self.params[n].grad is not None:
-                    parts.append((self.params[n].grad.float() ** 2).sum())
+                    parts.append(_squared_norm(self.params[n].grad))
             elif n in self._dense_sq:
                 parts.append(self._dense_sq[n])
         return torch.sqrt(sum(parts)) if parts else None
@@ -181,6 +181,11 @@ class MaskedOptimizer:
     def state_numel(self) -> int:
         """Number of optimizer-state scalars held (for the P2 Table 3 memory accounting)."""
         return sum(t.numel() for st in self.state.values() for t in st.values())
+
+
+def _squared_norm(t: torch.Tensor) -> torch.Tensor:
+    """‖t‖² in float32 (``vector_norm``: no temporary, ~6x faster than ``(t ** 2).sum()`` on an 85M-entry tensor)."""
+    return torch.linalg.vector_norm(t, dtype=torch.float32) ** 2
 
 
 def _gather_hook(opt: "weakref.ReferenceType[MaskedOptimizer]", name: str) -> Callable[[torch.Tensor], None]:
