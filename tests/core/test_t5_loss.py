@@ -81,3 +81,14 @@ def test_train_minimises_the_token_level_ce():
                             grad_clip=0.0, eval_every=0, no_decay_bias_ln=False)
     res = train(model, {TASK: examples}, recipe, model.maskable_names(), progress=False)
     assert abs(res.history[0]["loss"] - ref) < 1e-5
+
+
+def test_linearized_t5_trains_on_the_gold_answer_only():
+    """The gold-only batch goes through the linearized forward (jvp) too; at θ = θ0 it is the same loss."""
+    model = _model()
+    _, examples = train_test(TASK, n_train=4, n_test=8, seed=0)
+    ref = float(_hf_token_ce(model, examples))
+    recipe = FinetuneRecipe(optimizer="adamw", lr=1e-3, batch_size=len(examples), steps=2, weight_decay=0.0,
+                            grad_clip=0.0, eval_every=0, no_decay_bias_ln=False)
+    res = train(model, {TASK: examples}, recipe, model.maskable_names(), linearized=True, progress=False)
+    assert abs(res.history[0]["loss"] - ref) < 1e-5 and res.history[1]["loss"] < res.history[0]["loss"]
