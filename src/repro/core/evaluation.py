@@ -90,6 +90,7 @@ def batches(model: Classifier, plan: Sequence[tuple[str, Sequence[Example]]], *,
             yield task, model.collate(task, examples, train=train)
         return
     workers = loader_workers(model) if num_workers is None else int(num_workers)
+    workers = min(workers, len(plan)) if len(plan) > 1 else 0  # one batch: no worker start-up for nothing
     device = model.device
     loader = torch.utils.data.DataLoader(
         _Batches(model, plan, train, seed), batch_size=None, shuffle=False, num_workers=workers,
