@@ -82,6 +82,18 @@ PAPER_VALUES: dict[str, tuple[Any, str]] = {
     "family.vision.lora_style": ("official-vision", "D9 (vision/lora.py: s = α, A = xavier / √r, B = 0)"),
     "family.nlp.lora_style": ("peft", "D9 (nlp/lora_finetune.py: peft LoraConfig, s = α / r)"),
     "family.nlp-base.lora_style": ("peft", "D9 (nlp/lora_finetune.py: peft LoraConfig, s = α / r)"),
+    # --- p2train --- precision per phase (D4, D7; P1: B4 trainer fp32), α-selection sets (D7), calibration data (D3)
+    "precision": ("fp32", "B4 (P1: HF trainer, fp32)"),
+    "family.vision.precision": ("bf16", "D4 (torch.autocast(bfloat16) in training)"),
+    "family.vision.eval_precision": ("fp32", "D7 (vision eval: fp32)"),
+    "family.nlp.precision": ("bf16", "D4 (bf16 autocast + GradScaler)"),
+    "family.nlp.eval_precision": (None, "D5 (NLP eval under bf16 autocast: the training precision)"),
+    "family.nlp-base.precision": ("bf16", "D4"),
+    "family.vision.n_val": (0, "D7 (the whole <Task>Val, ≤ 5000, and ImageNetVal, 5000)"),
+    "family.nlp.n_val": (32, "D5 (the first 32 of the shuffled validation split)"),
+    "family.nlp-base.n_val": (32, "D5"),
+    "family.vision.calibration_split": ("dev", "D3 (<Task>Val with the train transform)"),
+    "family.nlp.calibration_split": ("dev", "D3 (the 32 validation examples)"),
 }
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import warnings
 
+import numpy as np
+
 import pytest
 import torch
 
@@ -88,3 +90,102 @@ def test_cli_device_flag_becomes_a_notebook_parameter(monkeypatch):
 
 class _Done:
     notebook, status, seconds, executed, results = "x", "ok", 0.0, "x", "x"
+
+
+# --- S4: precision per phase, the --precision switch, the results meta --------------------------------------
+def _dtype_spy(model):
+    """Output dtypes of the first Linear layer, recorded by a forward hook."""
+    seen: list[torch.dtype] = []
+    layer = next(m for m in model.modules() if isinstance(m, torch.nn.Linear))
+    return seen, layer.register_forward_hook(lambda mod, inp, out: seen.append(out.dtype))
+
+
+@pytest.mark.parametrize("linearized", [False, True])
+def test_precision_reaches_the_training_and_evaluation_autocast(tiny_model, sent_examples, linearized):
+    from repro.core.evaluation import predict
+    from repro.core.finetune import train
+    from repro.profiles import FinetuneRecipe
+
+    tiny_model.precision, tiny_model.eval_precision = "bf16", "fp32"  # by hand: honoured on the CPU too
+    seen, hook = _dtype_spy(tiny_model)
+    recipe = FinetuneRecipe(optimizer="adamw", lr=1e-3, batch_size=4, steps=2, eval_every=0)
+    res = train(tiny_model, {"sent": sent_examples}, recipe, tiny_model.graftable_names(), progress=False,
+                linearized=linearized)
+    assert seen and set(seen) == {torch.bfloat16} and all(np.isfinite(r["loss"]) for r in res.history)
+    seen.clear()
+    predict(tiny_model, sent_examples, "sent", batch_size=8)
+    assert seen and set(seen) == {torch.float32}  # evaluation runs at its own precision
+    seen.clear()
+    tiny_model.eval_precision = "bf16"
+    predict(tiny_model, sent_examples, "sent", batch_size=8)
+    assert set(seen) == {torch.bfloat16}
+    tiny_model.precision = tiny_model.eval_precision = "fp32"
+    seen.clear()
+    train(tiny_model, {"sent": sent_examples}, recipe, tiny_model.graftable_names(), progress=False)
+    assert set(seen) == {torch.float32}
+    hook.remove()
+    with pytest.raises(ValueError, match="unknown precision phase"):
+        dev.autocast(tiny_model, "calibrate")
+
+
+def test_configure_records_both_phases_in_the_results_meta(monkeypatch):
+    from repro.models.build import build_model
+    from repro.report.results import Results
+
+    model = build_model(get_profile("smoke"))
+    assert dev.configure(model, torch.device("cpu"), "bf16", "fp32") == "fp32"  # a profile's bf16: CUDA only
+    assert model.precision == "fp32" and model.eval_precision == "fp32" and model.loader_workers == 0
+    monkeypatch.setattr(dev, "precision_used", lambda precision, device: precision)  # as on a GPU
+    assert dev.configure(model, torch.device("cpu"), "bf16", "fp32", workers=3) == "bf16"
+    assert (model.precision, model.eval_precision, model.loader_workers) == ("bf16", "fp32", 3)
+    res = Results("p2_task_arithmetic", "smoke")
+    res.add_table("p2-table1", [{"task": "x", "method": "m", "sparsity": None, "metric": "acc", "value": 1.0,
+                                 "std": None, "paper": None}])
+    meta = res.to_dict()["meta"]
+    assert meta["precision"] == "bf16" and meta["eval_precision"] == "fp32"
+    dev.configure(model, torch.device("cpu"), "fp32")
+    meta = res.to_dict()["meta"]
+    assert meta["precision"] == "fp32" and meta["eval_precision"] == "fp32"
+
+
+def test_profiles_follow_the_official_precision_per_family_and_the_switch_overrides():
+    paper = get_profile("paper")
+    assert paper.precision == "fp32" and paper.eval_precision is None  # P1: fp32, as the official code
+    vision, nlp = paper.for_p2("vision"), paper.for_p2("nlp")
+    assert (vision.precision, vision.eval_precision) == ("bf16", "fp32")  # bf16 training, fp32 evaluation
+    assert (nlp.precision, nlp.eval_precision) == ("bf16", None)  # T5: bf16 training and evaluation
+    forced = paper.for_p2("vision", precision="fp32")
+    assert (forced.precision, forced.eval_precision) == ("fp32", None)
+    assert paper.with_device(None, "tf32").precision == "tf32"
+    assert get_profile("gpu-check").for_p2("vision").precision == "bf16"
+    for name in ("cpu", "smoke"):
+        assert get_profile(name).precision == "fp32" and get_profile(name).for_p2("text").precision == "fp32"
+    with pytest.raises(ValueError, match="unknown precision 'fp16'; choose one of fp32, bf16, tf32"):
+        paper.with_device(None, "fp16")
+
+
+def test_cli_precision_flag_becomes_a_notebook_parameter(monkeypatch):
+    from repro.runner import build, cli, execute
+    from repro.runner.notebooks import notebook_parameters
+
+    seen = {}
+    monkeypatch.setattr(execute, "run_notebook", lambda name, **kw: seen.update(kw) or _Done())
+    assert cli.main(["run", "p2_task_arithmetic", "--profile", "smoke", "--precision", "bf16"]) == 0
+    assert seen["params"]["precision"] == "bf16"
+    captured = {}
+    monkeypatch.setattr(build, "build_book", lambda **kw: captured.update(kw))
+    assert cli.main(["book", "--profile", "smoke", "--precision", "tf32"]) == 0
+    assert captured["precision"] == "tf32"
+    for name in ("p2_task_arithmetic", "p1_localization", "p2_sensitivity"):  # declared next to `device`
+        assert {"device", "precision"} <= set(notebook_parameters(name))
+    with pytest.raises(SystemExit):
+        cli.main(["run", "p2_task_arithmetic", "--precision", "fp16"])
+
+
+def test_finetune_cache_key_names_a_non_fp32_precision(tmp_path, monkeypatch):
+    from repro.workbench import Workbench
+
+    wb = Workbench(get_profile("smoke"), artifacts_dir=tmp_path)
+    assert wb.precision_key() == {}
+    wb.precision = "bf16"
+    assert wb.precision_key() == {"precision": "bf16"}

@@ -194,6 +194,23 @@ DEPARTURES: tuple[Departure, ...] = (
         effect="not measured",
         review="S10",
     ),
+    # --- p2train ---
+    Departure(
+        key="p2-bf16-no-gradscaler",
+        paper="P2",
+        sections=("p2-table1", "p2-table2", "p2-table3", "p2-table5"),
+        what="bf16 training runs without a GradScaler; a non-finite gradient stops the run instead of skipping "
+             "the step",
+        paper_value="torch.autocast(bfloat16) + GradScaler (scale, unscale, clip_grad_norm_, a step with an "
+                    "inf/NaN gradient is skipped and the scale lowered)",
+        ours="torch.autocast(bfloat16) on the training forward passes, no loss scaling; a non-finite loss or "
+             "gradient raises NonFiniteError (repro.core.checks)",
+        why="bf16 has float32's exponent range, so loss scaling changes no finite gradient (the scale cancels in "
+            "unscale); the only difference is what happens on an overflow, which we report instead of skipping",
+        effect="none on a run without non-finite gradients (the update is the same up to float rounding of the "
+               "scale/unscale round trip)",
+        review="S4",
+    ),
 )
 
 

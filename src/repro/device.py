@@ -5,17 +5,26 @@ A profile declares ``device`` ("auto", "cpu", "cuda", "cuda:1", ...) and ``preci
 device.  :func:`resolve_device` turns that into a concrete ``torch.device``: "auto" is ``cuda`` when a GPU is
 visible and ``cpu`` otherwise; asking for ``cuda`` without a GPU fails with a clear message.
 
-Precision applies on CUDA only (on the CPU every profile runs fp32): "bf16" wraps every forward pass of the one
-training loop and the one evaluation loop in ``torch.autocast(bfloat16)`` (the official TaLoS vision / T5 code
-trains under bf16 autocast), "tf32" enables TF32 matmuls.  :func:`precision_used` is what was actually applied;
-:func:`environment_meta` records it, with the device, library versions and the git commit, in every results
-``meta`` (:class:`repro.report.results.Results`).
+Precision has two phases: the training loop's forward passes (``Profile.precision``) and the evaluation loop's
+(``Profile.eval_precision``, None = the same).  "bf16" wraps those forward passes in ``torch.autocast(bfloat16)``,
+"tf32" enables TF32 matmuls, "fp32" is plain float32.  The paper profile follows the official code per phase
+(spec D4/D7): P2 vision trains under bf16 autocast and evaluates in fp32, P2 T5 trains and evaluates under bf16,
+P1 and TaLoS calibration run fp32 (calibration, grafting and AdaMerging never autocast).  ``--precision`` on
+``repro run`` / ``repro book`` (a notebook's ``precision`` parameter) sets both phases.  A profile's precision
+applies on CUDA only (on the CPU it runs fp32; :func:`precision_used`); a model's ``precision`` attribute set by
+hand is honoured on any device (tests use bf16 autocast on the CPU).  :func:`environment_meta` records what was
+applied, with the device, library versions and the git commit, in every results ``meta``
+(:class:`repro.report.results.Results`).
+
+Image batches are built in ``torch.utils.data.DataLoader`` workers (:func:`repro.core.evaluation.batches`);
+:func:`loader_workers` is their count: ``Profile.loader_workers``, or None = 0 on the CPU and up to 8 on CUDA.
 """
 
 from __future__ import annotations
 
 import contextlib
 import functools
+import os
 import subprocess
 from typing import Any
 
@@ -51,18 +60,32 @@ def precision_used(precision: str, device: torch.device | str) -> str:
     return precision if torch.device(device).type == "cuda" else "fp32"
 
 
-def configure(model: torch.nn.Module, device: torch.device, precision: str = "fp32") -> str:
-    """Move ``model`` to ``device`` and set its precision (``model.precision``, read by :func:`autocast`).
+def default_workers(device: torch.device | str) -> int:
+    """DataLoader workers for image batches when the profile does not say: 0 on the CPU, min(8, cores − 1) on CUDA."""
+    if torch.device(device).type != "cuda":
+        return 0
+    return max(0, min(8, (os.cpu_count() or 1) - 1))
 
-    Returns the precision actually used; "tf32" also switches on TF32 matmuls for the process.
+
+def configure(model: torch.nn.Module, device: torch.device, precision: str = "fp32",
+              eval_precision: str | None = None, workers: int | None = None) -> str:
+    """Move ``model`` to ``device``; set its training and evaluation precision (``model.precision``,
+    ``model.eval_precision``, read by :func:`autocast`) and its DataLoader workers (``model.loader_workers``).
+
+    Returns the training precision actually used; "tf32" also switches on TF32 matmuls for the process.
     """
     used = precision_used(precision, device)
+    used_eval = precision_used(eval_precision or precision, device)
+    if workers is not None and workers < 0:
+        raise ValueError(f"loader workers must be >= 0 (or None: {default_workers(device)} here), got {workers}")
     model.to(device)
     model.precision = used  # type: ignore[attr-defined]
-    if used == "tf32":
+    model.eval_precision = used_eval  # type: ignore[attr-defined]
+    model.loader_workers = default_workers(device) if workers is None else int(workers)  # type: ignore[attr-defined]
+    if "tf32" in (used, used_eval):
         torch.backends.cuda.matmul.allow_tf32 = True
         torch.backends.cudnn.allow_tf32 = True
-    _CURRENT.update(device=str(device), precision=used)
+    _CURRENT.update(device=str(device), precision=used, eval_precision=used_eval)
     backbone = getattr(model, "backbone", None)
     name = type(model).__name__ + (f"({type(backbone).__name__})" if backbone is not None else "")
     models = _CURRENT.setdefault("models", [])
@@ -71,11 +94,26 @@ def configure(model: torch.nn.Module, device: torch.device, precision: str = "fp
     return used
 
 
-def autocast(model: torch.nn.Module) -> contextlib.AbstractContextManager:
-    """The autocast context for one forward pass of ``model``: bf16 autocast when configured, else a no-op."""
-    if getattr(model, "precision", "fp32") == "bf16":
-        return torch.autocast("cuda", dtype=torch.bfloat16)
+PHASES: tuple[str, ...] = ("train", "eval")
+
+
+def autocast(model: torch.nn.Module, phase: str = "train") -> contextlib.AbstractContextManager:
+    """The autocast context of ``phase`` ("train": ``model.precision``, "eval": ``model.eval_precision``) for a
+    forward pass of ``model``: bf16 autocast on the model's device type when that precision is "bf16", else a no-op."""
+    if phase not in PHASES:
+        raise ValueError(f"unknown precision phase {phase!r}; choose one of {', '.join(PHASES)}")
+    precision = getattr(model, "precision", "fp32")
+    if phase == "eval":
+        precision = getattr(model, "eval_precision", None) or precision
+    if precision == "bf16":
+        param = next(model.parameters(), None)
+        return torch.autocast(param.device.type if param is not None else "cuda", dtype=torch.bfloat16)
     return contextlib.nullcontext()
+
+
+def loader_workers(model: torch.nn.Module) -> int:
+    """DataLoader workers of ``model``'s image batches (set by :func:`configure`; 0 when never configured)."""
+    return int(getattr(model, "loader_workers", 0))
 
 
 def _version(module: str) -> str | None:
@@ -108,7 +146,8 @@ def environment_meta() -> dict[str, Any]:
     device = _CURRENT.get("device") or str(resolve_device("cpu"))
     meta: dict[str, Any] = {
         "device": device,
-        "precision": _CURRENT.get("precision", "fp32"),
+        "precision": _CURRENT.get("precision", "fp32"),  # the training loop's
+        "eval_precision": _CURRENT.get("eval_precision", _CURRENT.get("precision", "fp32")),
         "models": list(_CURRENT.get("models", [])),
         "gpu": torch.cuda.get_device_name(torch.device(device)) if device.startswith("cuda") else None,
         "versions": {"torch": torch.__version__, "transformers": _version("transformers"),

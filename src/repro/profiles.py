@@ -86,7 +86,10 @@ class TalosRecipe:
     sparsity: float = 0.9  # k: fraction of the maskable entries left frozen
     rounds: int = 4  # R: calibration rounds, each prunes to the round's target sparsity
     soft_value: float = 0.1  # value given to the already-pruned entries while the next round's Fisher is scored
-    calibration_examples: int = 5000  # training inputs of the task for the Fisher
+    calibration_examples: int = 5000  # inputs of the task for the Fisher (a label-balanced subset of the split)
+    # which split of the task the calibration inputs come from: "train" (cpu/smoke) or "dev" (the official code:
+    # vision the held-out <Task>Val split, T5 the 32 validation examples; P2Family.calibration_split)
+    calibration_split: str = "train"
     # TaLoS sensitivity target (P2 Eq. 7, repro.core.fisher.TARGETS): "logprob" =
     # log-softmax over the classes at the sampled ŷ (the paper's Eq. 7; cpu/smoke), "logit" = the raw logit z_ŷ
     # (official vision code, CLIP), "sequence-loglik" = log p(ŷ tokens|x) of T5's sampled answer (official NLP
@@ -102,19 +105,23 @@ class TalosRecipe:
         _require(0.0 <= self.soft_value <= 1.0, "TalosRecipe", f"soft_value must be in [0, 1], got {self.soft_value}")
         _require(self.calibration_examples >= 1, "TalosRecipe",
                  f"calibration_examples must be >= 1, got {self.calibration_examples}")
+        _require(self.calibration_split in ("train", "dev"), "TalosRecipe",
+                 f"calibration_split must be train or dev, got {self.calibration_split!r}")
 
 
 @dataclass(frozen=True)
 class ArithmeticProtocol:
     """Evaluation sizes of the P2 task-arithmetic protocol (:func:`repro.p2.arithmetic.protocol_settings`)."""
 
-    n_val: int = 32  # validation examples per task for α selection (the held-out size of the T5 code)
+    # validation examples per task (and control) for α selection; 0 = the whole dev split (the official vision
+    # protocol: the full <Task>Val, ≤ 5000, and ImageNetVal, 5000); 32 = the T5 code's held-out size
+    n_val: int = 32
     n_test: int | None = None  # test examples per task (None: profile.n_test; 0: all)
     alpha_stride: int = 1  # every k-th α of profile.alphas, always ending at its last value
     adamerging_steps: int = 100
 
     def __post_init__(self) -> None:
-        _require(self.n_val >= 1, "ArithmeticProtocol", f"n_val must be >= 1, got {self.n_val}")
+        _require(self.n_val >= 0, "ArithmeticProtocol", f"n_val must be >= 0 (0: the whole dev split), got {self.n_val}")
         _require(self.n_test is None or self.n_test >= 0, "ArithmeticProtocol",
                  f"n_test must be >= 0 or None, got {self.n_test}")
         _require(self.alpha_stride >= 1, "ArithmeticProtocol", f"alpha_stride must be >= 1, got {self.alpha_stride}")
@@ -168,9 +175,13 @@ class Profile:
     alphas: tuple[float, ...] = tuple(round(i * 0.05, 2) for i in range(21))
     p2_protocol: ArithmeticProtocol = ArithmeticProtocol()
     # where the models run (repro.device): "auto" = cuda when a GPU is visible, else cpu; precision applies on
-    # CUDA only ("bf16" autocast as the official TaLoS code, "tf32" matmuls, "fp32")
+    # CUDA only ("bf16" autocast, "tf32" matmuls, "fp32"): `precision` for the training loop, `eval_precision` for
+    # the evaluation loop (None: the same); P2 families carry the official code's per-phase choice (P2Family)
     device: str = "cpu"
     precision: str = "fp32"
+    eval_precision: str | None = None
+    # DataLoader workers building image batches (repro.core.evaluation.batches); None = 0 on CPU, up to 8 on CUDA
+    loader_workers: int | None = None
     # which notebook plan (per-profile sizes) the profile uses ("" = its own name), and the side of the synthetic
     # images of the paper-smoke / gpu-check vision tasks
     plan_name: str = ""
@@ -224,9 +235,17 @@ class Profile:
         k = int(self.k_shot if k is None else k)
         return replace(recipe, steps=sum(self.p1_budget.steps(n, k) for n in n_labels))
 
-    def with_device(self, device: str | None) -> "Profile":
-        """A copy running on ``device`` ("auto", "cpu", "cuda", ...); None or "" keeps the profile's default."""
-        return self.with_(device=device) if device else self
+    def with_device(self, device: str | None, precision: str | None = None) -> "Profile":
+        """A copy running on ``device`` ("auto", "cpu", "cuda", ...) at ``precision`` (fp32 / bf16 / tf32, both the
+        training and the evaluation loop's); None or "" keeps the profile's default."""
+        prof = self.with_(device=device) if device else self
+        if precision:
+            from repro.device import PRECISIONS
+
+            if precision not in PRECISIONS:
+                raise ValueError(f"unknown precision {precision!r}; choose one of {', '.join(PRECISIONS)}")
+            prof = prof.with_(precision=precision, eval_precision=None)
+        return prof
 
     def family(self, name: str) -> "P2Family":
         """The P2 model family ``name`` of this profile (fails naming the profile's families)."""
@@ -236,11 +255,17 @@ class Profile:
         raise ValueError(f"profile {self.name!r} has no P2 model family {name!r}; choose one of "
                          f"{['text'] + [f.name for f in self.p2_families]}")
 
-    def for_p2(self, model_family: str = "", notebook: str = "", device: str | None = None) -> "Profile":
+    def for_p2(self, model_family: str = "", notebook: str = "", device: str | None = None,
+               precision: str | None = None) -> "Profile":
         """The profile a P2 notebook runs: ``model_family`` ("" = this profile's choice for ``notebook``;
         "text" = the profile's own model and tasks; "vision" / "nlp" = that :class:`P2Family`'s model, tasks,
-        control, data source, recipe and TaLoS target), on ``device`` (None: the profile's)."""
-        prof = self.with_device(device)
+        control, data source, recipe, TaLoS target and calibration split, validation size and precision), on
+        ``device`` (None: the profile's) at ``precision`` (None: the family's / profile's)."""
+        prof = self._for_p2(model_family, notebook)
+        return prof.with_device(device, precision)
+
+    def _for_p2(self, model_family: str, notebook: str) -> "Profile":
+        prof = self
         name = model_family or dict(self.p2_notebook_families).get(notebook, self.p2_model_family)
         if name == "both":
             raise ValueError("model_family='both' runs a notebook once per family: run it twice, with "
@@ -252,6 +277,9 @@ class Profile:
                           p2_finetune=fam.finetune, p2_method_lr=(), talos_target=fam.talos_target,
                           max_length=fam.max_length,
                           talos_calibration_examples=fam.calibration_examples,
+                          talos_calibration_split=fam.calibration_split,
+                          precision=fam.precision, eval_precision=fam.eval_precision,
+                          **({"p2_protocol_n_val": fam.n_val} if fam.n_val is not None else {}),
                           p2_model_family=name)
 
     @property
@@ -283,6 +311,12 @@ class P2Family:
     paper_model: str  # the printed column (P2 Tables 1-2): ViT-B/32, T5-Small, T5-Base, ...
     max_length: int = 128
     calibration_examples: int = 32  # TaLoS calibration inputs (vision: the Val split, ≤ 5000; T5: 32)
+    calibration_split: str = "dev"  # where they come from: the official code's held-out split (TalosRecipe)
+    # the training loop's / evaluation loop's precision (on CUDA; repro.device): the official code trains both
+    # families under bf16 autocast, evaluates vision in fp32 and T5 under bf16 (spec D4, D7)
+    precision: str = "fp32"
+    eval_precision: str | None = None
+    n_val: int | None = None  # α-selection examples per task (ArithmeticProtocol.n_val; None: the profile's)
     # the official code's per-family baseline settings (spec D9); the defaults are the NLP code's, which the "text"
     # family (a profile's own model) uses too
     tall_lambda: float = 0.6  # TALL mask / Consensus λ: 0.2 in the vision code, 0.6 in the NLP code
@@ -292,6 +326,13 @@ class P2Family:
         _require(self.tall_lambda >= 0, "P2Family", f"tall_lambda must be >= 0, got {self.tall_lambda}")
         _require(self.lora_style in ("official-vision", "peft"), "P2Family",
                  f"unknown lora_style {self.lora_style!r}; choose 'official-vision' or 'peft'")
+        for what, value in (("precision", self.precision), ("eval_precision", self.eval_precision or "fp32")):
+            _require(value in ("fp32", "bf16", "tf32"), "P2Family",
+                     f"unknown {what} {value!r}; choose fp32, bf16 or tf32")
+        _require(self.calibration_split in ("train", "dev"), "P2Family",
+                 f"calibration_split must be train or dev, got {self.calibration_split!r}")
+        _require(self.n_val is None or self.n_val >= 0, "P2Family",
+                 f"n_val must be >= 0 (0: the whole dev split) or None, got {self.n_val}")
 
 
 #: P2 vision recipe (spec D4): AdamW 1e-5, wd 0.1, batch 128, ~2,000 steps, cosine after 500 warm-up steps
@@ -403,11 +444,15 @@ PROFILES: dict[str, Profile] = {
         device="auto",
         p2_model_family="vision",
         p2_families=(
+            # vision: α on the whole <Task>Val (≤ 5000) and ImageNetVal (5000), TaLoS calibrated on <Task>Val,
+            # bf16 training, fp32 evaluation; T5: α and calibration on the 32 validation examples, bf16 throughout
             P2Family("vision", "clip-vit-b32", VISION_TASKS, "ImageNet", "hub-vision", VISION_RECIPE, "logit",
                      "ViT-B/32", max_length=77, calibration_examples=5000, tall_lambda=0.2,
-                     lora_style="official-vision"),
-            P2Family("nlp", "t5-small", NLP_TASKS, "rte", "hub-nlp", NLP_RECIPE, "sequence-loglik", "T5-Small"),
-            P2Family("nlp-base", "t5-base", NLP_TASKS, "rte", "hub-nlp", NLP_RECIPE, "sequence-loglik", "T5-Base"),
+                     lora_style="official-vision", precision="bf16", eval_precision="fp32", n_val=0),
+            P2Family("nlp", "t5-small", NLP_TASKS, "rte", "hub-nlp", NLP_RECIPE, "sequence-loglik", "T5-Small",
+                     precision="bf16", n_val=32),
+            P2Family("nlp-base", "t5-base", NLP_TASKS, "rte", "hub-nlp", NLP_RECIPE, "sequence-loglik", "T5-Base",
+                     precision="bf16", n_val=32),
         ),
     ),
 }
@@ -433,11 +478,11 @@ PROFILES["paper-smoke"] = replace(
                  FinetuneRecipe(optimizer="adamw", lr=1e-3, batch_size=8, steps=6, weight_decay=0.1,
                                 warmup_steps=2, schedule="cosine", eval_every=0, no_decay_bias_ln=False),
                  "logit", "ViT-B/32", max_length=32, calibration_examples=16, tall_lambda=0.2,
-                 lora_style="official-vision"),
+                 lora_style="official-vision", precision="bf16", eval_precision="fp32"),
         P2Family("nlp", "tiny-t5", ("SST-2", "AGNews"), "RTE", "generated",
                  FinetuneRecipe(optimizer="adamw", lr=1e-3, batch_size=8, steps=6, weight_decay=0.0,
                                 grad_clip=0.0, eval_every=0, no_decay_bias_ln=False),
-                 "sequence-loglik", "T5-Small", max_length=32, calibration_examples=16),
+                 "sequence-loglik", "T5-Small", max_length=32, calibration_examples=16, precision="bf16"),
     ),
 )
 

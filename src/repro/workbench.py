@@ -92,13 +92,19 @@ class Workbench:
         torch.manual_seed(0)
         self.model: Classifier = build_model(self.profile, seed=0)
         self.device = resolve_device(self.profile.device)  # model, θ_pre, loaded τ live here (repro.device)
-        self.precision = configure(self.model, self.device, self.profile.precision)
+        self.precision = configure(self.model, self.device, self.profile.precision, self.profile.eval_precision,
+                                   self.profile.loader_workers)
         self.model.eval()
         for p in self.model.parameters():
             p.requires_grad_(False)
         self.pre: dict[str, torch.Tensor] = {n: p.detach().clone() for n, p in self.model.named_parameters()
                                              if not n.startswith(Classifier.HEAD_PREFIX)}
         self._tasks: dict[tuple, TaskData] = {}
+
+    def precision_key(self) -> dict[str, str]:
+        """The training precision as a cache-key entry: {} for fp32 (keys made before precision existed stay
+        valid), else {"precision": "bf16" / "tf32"} (a bf16 run never reuses an fp32 artifact, nor the reverse)."""
+        return {} if self.precision == "fp32" else {"precision": self.precision}
 
     # --- data ------------------------------------------------------------------------------------------
     def task(self, name: str, k: int | None = None, seed: int | None = None) -> TaskData:
@@ -203,7 +209,7 @@ class Workbench:
         config = {"tasks": tasks, "k": k or self.profile.k_shot, "seed": seed, "recipe": asdict(recipe),
                   "trainable": mask_key, "l1": l1_lambda, "linearized": linearized, "model": self.profile.model,
                   "max_length": self.profile.max_length, "data": self.data_tag, "tag": tag,
-                  "heads": "linear" if self.linear_heads else "zero-shot"}
+                  "heads": "linear" if self.linear_heads else "zero-shot", **self.precision_key()}
         heads = [n for t in tasks for n in self.model.head_names(t)] if self.linear_heads else []
 
         def compute() -> tuple[dict[str, torch.Tensor], dict]:

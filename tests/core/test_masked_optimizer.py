@@ -23,8 +23,9 @@ class _ReferenceMaskedAdamW:
         g, idx = self.params[n].grad.reshape(-1), self.entries[n]
         return g if idx is None else g[idx]
 
-    def clip_(self, max_norm):
-        norm = torch.sqrt(sum((self.grad(n).float() ** 2).sum() for n in self.params))
+    def clip_(self, max_norm):  # the official scope: the dense gradient of every tensor with a trainable entry
+        norm = torch.sqrt(sum(torch.linalg.vector_norm(p.grad, dtype=torch.float32) ** 2
+                              for p in self.params.values()))
         if norm > max_norm:
             for p in self.params.values():
                 p.grad.mul_(max_norm / (norm + 1e-6))
@@ -114,3 +115,33 @@ def test_train_with_mask_leaves_no_hooks_and_freezes_empty_tensors(tiny_model, s
     assert seen == [False] * 3  # a tensor with no trainable entry never gets a weight gradient
     p = tiny_model.get_parameter(tiny_model.maskable_names()[1])
     assert not p._post_accumulate_grad_hooks  # the optimizer's hooks were removed at the end of training
+
+
+def test_clipping_uses_the_dense_gradient_norm(tiny_model, sent_examples):
+    """S14: the clip norm is the dense gradient's (official ``clip_grad_norm_``), not only the trainable entries'."""
+    mask = _mask(tiny_model)
+    entries = trainable_entries(tiny_model, mask)
+    params = dict(tiny_model.named_parameters())
+    batch = tiny_model.tokenize("sent", sent_examples)
+    tiny_model.eval()
+    for n, p in params.items():
+        p.requires_grad_(n in entries)
+    torch.nn.functional.cross_entropy(forward(tiny_model, batch, "sent"), batch["labels"]).backward()
+    dense = {n: params[n].grad.clone() for n in entries}  # no optimizer yet: plain dense gradients
+    expected = float(torch.sqrt(sum((g ** 2).sum() for g in dense.values())))
+    trainable_only = float(torch.sqrt(sum((g.reshape(-1)[e] ** 2).sum() if e is not None else (g ** 2).sum()
+                                          for g, e in ((dense[n], entries[n]) for n in entries))))
+    for p in params.values():
+        p.grad = None
+    opt = MaskedOptimizer({n: params[n] for n in entries}, entries, FinetuneRecipe(optimizer="adamw"))
+    torch.nn.functional.cross_entropy(forward(tiny_model, batch, "sent"), batch["labels"]).backward()
+    max_norm = expected / 4
+    got = opt.clip_(max_norm)
+    assert abs(got - expected) < 1e-5 * expected and trainable_only < 0.99 * expected
+    scale = max_norm / (expected + 1e-6)
+    for n, g in opt.grads().items():
+        ref = dense[n].reshape(-1) if entries[n] is None else dense[n].reshape(-1)[entries[n]]
+        assert torch.allclose(g, ref * scale, rtol=1e-5, atol=1e-8), n
+    opt.close()
+    for p in params.values():
+        p.requires_grad_(False)

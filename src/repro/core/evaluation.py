@@ -2,6 +2,11 @@
 
 Overrides are ``{parameter name: tensor}`` applied with :func:`torch.func.functional_call`, so a grafted,
 merged or interpolated model is evaluated without materializing a second copy of the network.
+
+:func:`batches` is the one way the training loop and the evaluation loop turn examples into model batches: for a
+model that builds its batches in worker processes (``Classifier.COLLATE_IN_WORKERS``: CLIP decodes and augments
+images there) it is a :class:`torch.utils.data.DataLoader` with ``num_workers`` workers and pinned memory on CUDA,
+every batch augmented under its own seed, so the batches are the same for any number of workers.
 """
 
 from __future__ import annotations
@@ -9,7 +14,7 @@ from __future__ import annotations
 import functools
 import warnings
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from typing import Iterator, Mapping, Sequence
 
 import torch
 from torch.func import functional_call, jvp
@@ -17,7 +22,7 @@ from torch.func import functional_call, jvp
 from repro.data import Example, chunks
 from repro.core.metrics import accuracy, expected_calibration_error, f1_binary
 from repro.models.base import Classifier
-from repro.device import autocast
+from repro.device import autocast, loader_workers
 
 
 @dataclass
@@ -52,8 +57,46 @@ def forward(model: Classifier, batch: dict[str, torch.Tensor], task: str,
     f(x; θ0) + J_θ0(x)·(θ − θ0) (Ortiz-Jiménez et al. 2023, Eq. 3), θ being ``overrides`` or the model's own
     parameters.  Gradients flow through θ, so the same call trains linearized models.
     """
-    with autocast(model):  # bf16 autocast when the profile asks for it on CUDA (repro.device), else a no-op
-        return _forward(model, batch, task, overrides, linear_base)
+    return _forward(model, batch, task, overrides, linear_base)
+
+
+class _Batches(torch.utils.data.Dataset):
+    """Item i = the collated batch of ``plan[i]`` = (task, examples); a training batch is augmented under the seed
+    ``seed`` + i (a forked CPU generator), so it is the same in any worker process or in the main one."""
+
+    def __init__(self, model: Classifier, plan: Sequence[tuple[str, Sequence[Example]]], train: bool,
+                 seed: int) -> None:
+        self.model, self.plan, self.train, self.seed = model, plan, train, seed
+
+    def __len__(self) -> int:
+        return len(self.plan)
+
+    def __getitem__(self, i: int) -> dict[str, torch.Tensor]:
+        task, examples = self.plan[i]
+        if not self.train:
+            return self.model.collate(task, examples, train=False)
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(self.seed * 1_000_003 + i)
+            return self.model.collate(task, examples, train=True)
+
+
+def batches(model: Classifier, plan: Sequence[tuple[str, Sequence[Example]]], *, train: bool = False,
+            seed: int = 0, num_workers: int | None = None) -> Iterator[tuple[str, dict[str, torch.Tensor]]]:
+    """(task, batch on the model's device) for each (task, examples) of ``plan``, in order: the training and the
+    evaluation loop's one batch path.  ``num_workers`` None = the model's configured count
+    (:func:`repro.device.loader_workers`); workers are used only by models with ``COLLATE_IN_WORKERS``."""
+    if not getattr(model, "COLLATE_IN_WORKERS", False):
+        for task, examples in plan:
+            yield task, model.collate(task, examples, train=train)
+        return
+    workers = loader_workers(model) if num_workers is None else int(num_workers)
+    workers = min(workers, len(plan)) if len(plan) > 1 else 0  # one batch: no worker start-up for nothing
+    device = model.device
+    loader = torch.utils.data.DataLoader(
+        _Batches(model, plan, train, seed), batch_size=None, shuffle=False, num_workers=workers,
+        pin_memory=device.type == "cuda", **({"prefetch_factor": 4, "persistent_workers": False} if workers else {}))
+    for (task, _), batch in zip(plan, loader):
+        yield task, {k: v.to(device, non_blocking=True) for k, v in batch.items()}
 
 
 def _forward(model: Classifier, batch: dict[str, torch.Tensor], task: str,
@@ -80,15 +123,20 @@ def _forward(model: Classifier, batch: dict[str, torch.Tensor], task: str,
 @torch.no_grad()
 def predict(model: Classifier, examples: Sequence[Example], task: str,
             overrides: Mapping[str, torch.Tensor] | None = None, batch_size: int = 64,
-            linear_base: Mapping[str, torch.Tensor] | None = None) -> Predictions:
-    """Eval-mode logits for every example (no dropout), optionally with overrides / linearized around θ0."""
+            linear_base: Mapping[str, torch.Tensor] | None = None, num_workers: int | None = None) -> Predictions:
+    """Eval-mode logits for every example (no dropout), optionally with overrides / linearized around θ0.
+
+    Batches come from :func:`batches` (``num_workers``: its DataLoader workers); the forward passes run under the
+    evaluation precision (:func:`repro.device.autocast` with ``phase="eval"``)."""
     was_training = model.training
     model.eval()
     order = length_order(examples)
     logits, labels = [], []
-    for chunk in chunks([examples[i] for i in order], batch_size):
-        batch = model.tokenize(task, chunk)
-        logits.append(forward(model, batch, task, overrides, linear_base).float().cpu())
+    plan = [(task, chunk) for chunk in chunks([examples[i] for i in order], batch_size)]
+    for _, batch in batches(model, plan, train=False, num_workers=num_workers):
+        with autocast(model, "eval"):
+            out = forward(model, batch, task, overrides, linear_base)
+        logits.append(out.float().cpu())
         labels.append(batch["labels"].cpu())
     model.train(was_training)
     if not logits:
@@ -125,7 +173,8 @@ def score(pred: Predictions, metric: str = "acc", n_bins: int = 10) -> dict[str,
 
 def evaluate(model: Classifier, examples: Sequence[Example], task: str,
              overrides: Mapping[str, torch.Tensor] | None = None, batch_size: int = 64,
-             n_bins: int = 10, linear_base: Mapping[str, torch.Tensor] | None = None) -> dict[str, float]:
+             n_bins: int = 10, linear_base: Mapping[str, torch.Tensor] | None = None,
+             num_workers: int | None = None) -> dict[str, float]:
     """predict + score with the task's own metric."""
-    pred = predict(model, examples, task, overrides, batch_size, linear_base)
+    pred = predict(model, examples, task, overrides, batch_size, linear_base, num_workers=num_workers)
     return score(pred, model.specs[task].metric, n_bins=n_bins)

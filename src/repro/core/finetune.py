@@ -26,7 +26,8 @@ from repro.progress import progress_bar
 
 from repro.data import Example
 from repro.core.checks import NonFiniteError, check_finite
-from repro.core.evaluation import evaluate, forward
+from repro.core.evaluation import batches, evaluate, forward
+from repro.device import autocast
 from repro.core.masks import Mask
 from repro.models.base import Classifier
 from repro.profiles import FinetuneRecipe
@@ -61,6 +62,11 @@ class MaskedOptimizer:
     post-accumulate-grad hook gathers the selected entries of its gradient as soon as backward has produced it and
     frees the dense gradient, so at most one dense gradient of such a tensor is alive at a time; :meth:`close`
     (also run when the optimizer is garbage-collected) removes the hooks.
+
+    Gradient clipping (:meth:`clip_`) uses the norm of the *dense* gradient of every tensor with a trainable entry,
+    as the official TaLoS code's ``clip_grad_norm_`` over the whole gradient (frozen entries included; tensors with
+    no trainable entry get no gradient there either): the hook adds each partially trainable tensor's dense squared
+    norm before it frees that gradient, so clipping costs one reduction per tensor and no dense gradient is kept.
     """
 
     def __init__(self, params: Mapping[str, torch.nn.Parameter], entries: Mapping[str, torch.Tensor | None],
@@ -75,18 +81,23 @@ class MaskedOptimizer:
         self.state: dict[str, dict[str, torch.Tensor]] = {}
         self.t = 0
         self._gathered: dict[str, torch.Tensor] = {}  # partially trainable tensor → gradient of its entries
+        self._dense_sq: dict[str, torch.Tensor] = {}  # partially trainable tensor → squared norm of its dense grad
         me = weakref.ref(self)  # the hooks must not keep the optimizer alive
         self._hooks = [p.register_post_accumulate_grad_hook(_gather_hook(me, n))
                        for n, p in self.params.items() if self.entries[n] is not None]
 
     def _gather(self, name: str, p: torch.Tensor) -> None:
         """Move the selected entries of ``p.grad`` into the compact gradient (summing over backward calls)."""
-        g = p.grad.reshape(-1)[self.entries[name]]
+        dense = p.grad.reshape(-1)
+        g = dense[self.entries[name]]
+        sq = _squared_norm(dense)
         p.grad = None
-        if name in self._gathered:
-            self._gathered[name] += g
+        if name in self._gathered:  # (one backward per step in train(); after a second one the dense norm would
+            self._gathered[name] += g  # be that of the summed gradient, which is gone: this keeps a bound on it)
+            self._dense_sq[name] += sq
         else:
             self._gathered[name] = g
+            self._dense_sq[name] = sq
 
     def _grad(self, name: str) -> torch.Tensor | None:
         if self.entries[name] is not None:
@@ -104,16 +115,30 @@ class MaskedOptimizer:
             h.remove()
         self._hooks = []
         self._gathered.clear()
+        self._dense_sq.clear()
 
     def __del__(self) -> None:
         self.close()
 
+    def dense_grad_norm(self) -> torch.Tensor | None:
+        """Global L2 norm of the dense gradient of every tensor with a trainable entry (None before backward)."""
+        parts = []
+        for n in self.params:
+            if self.entries[n] is None:
+                if self.params[n].grad is not None:
+                    parts.append(_squared_norm(self.params[n].grad))
+            elif n in self._dense_sq:
+                parts.append(self._dense_sq[n])
+        return torch.sqrt(sum(parts)) if parts else None
+
     def clip_(self, max_norm: float) -> float:
-        """Clip the gradient of the trainable entries to ``max_norm`` (global L2); returns the pre-clip norm."""
+        """Clip the gradient to ``max_norm`` by the global L2 norm of the dense gradient (:meth:`dense_grad_norm`,
+        the official ``clip_grad_norm_`` scope); only the trainable entries are scaled (the others are never
+        applied).  Returns the pre-clip norm."""
         grads = [g for n in self.params if (g := self._grad(n)) is not None]
-        if not grads:
+        norm = self.dense_grad_norm()
+        if not grads or norm is None:
             return 0.0
-        norm = torch.sqrt(sum((g.float() ** 2).sum() for g in grads))
         if max_norm > 0 and norm > max_norm:
             scale = max_norm / (norm + 1e-6)
             for g in grads:
@@ -151,10 +176,16 @@ class MaskedOptimizer:
         for p in self.params.values():
             p.grad = None
         self._gathered.clear()
+        self._dense_sq.clear()
 
     def state_numel(self) -> int:
         """Number of optimizer-state scalars held (for the P2 Table 3 memory accounting)."""
         return sum(t.numel() for st in self.state.values() for t in st.values())
+
+
+def _squared_norm(t: torch.Tensor) -> torch.Tensor:
+    """‖t‖² in float32 (``vector_norm``: no temporary, ~6x faster than ``(t ** 2).sum()`` on an 85M-entry tensor)."""
+    return torch.linalg.vector_norm(t, dtype=torch.float32) ** 2
 
 
 def _gather_hook(opt: "weakref.ReferenceType[MaskedOptimizer]", name: str) -> Callable[[torch.Tensor], None]:
@@ -207,6 +238,7 @@ def train(
     progress: bool = True,
     eval_batch_size: int = 64,
     callback: Callable[[int, Classifier], None] | None = None,
+    num_workers: int | None = None,
 ) -> TrainResult:
     """Fine-tune ``model`` in place on ``train_data`` (task → examples; several tasks = multi-task FT).
 
@@ -215,6 +247,12 @@ def train(
     ``eval_every`` steps and the best checkpoint (ties: the later one, as the official P1 trainer) is restored.
     ``callback(step, model)``, if given, runs after every optimizer step (1-based ``step``, model holding the
     just-updated parameters; e.g. to snapshot checkpoints along training, P1 Fig. 15); it must not modify the model.
+
+    The loss is the model's :meth:`~repro.models.base.Classifier.training_loss` (cross-entropy over the C logits;
+    T5: the official token-level CE of the gold answer) on :meth:`~repro.models.base.Classifier.collate` batches,
+    built by :func:`repro.core.evaluation.batches` (DataLoader workers for image models, ``num_workers``), under
+    the training precision (:func:`repro.device.autocast`).  The order of the batches is drawn up front from
+    ``seed`` (the same draws as drawing them step by step).
     """
     import time
 
@@ -255,17 +293,20 @@ def train(
     do_eval = bool(recipe.eval_every) and bool(dev_data)
 
     def dev_score() -> float:
-        vals = [evaluate(model, ex, t, batch_size=eval_batch_size, linear_base=linear_base)["value"]
-                for t, ex in dev_data.items()]
+        vals = [evaluate(model, ex, t, batch_size=eval_batch_size, linear_base=linear_base,
+                         num_workers=num_workers)["value"] for t, ex in dev_data.items()]
         return sum(vals) / len(vals)
 
+    plan = []
+    for _ in range(recipe.steps):
+        task = rng.choices(tasks, weights)[0]
+        plan.append((task, next_batch(task)))
     model.train()
     bar = progress_bar(range(recipe.steps), enabled=progress, desc="fine-tune", leave=False)
-    for step in bar:
-        task = rng.choices(tasks, weights)[0]
-        batch = model.tokenize(task, next_batch(task))
-        logits = forward(model, batch, task, linear_base=linear_base)
-        loss = torch.nn.functional.cross_entropy(logits, batch["labels"])
+    for step, (task, batch) in zip(bar, batches(model, plan, train=True, seed=seed, num_workers=num_workers)):
+        with autocast(model, "train"):
+            logits = forward(model, batch, task, linear_base=linear_base)
+            loss = model.training_loss(logits, batch)
         if l1_lambda:
             loss = loss + l1_lambda * sum((train_params[n] - init[n]).abs().sum() for n in train_params)
         try:

@@ -27,6 +27,9 @@ class Classifier(nn.Module):
 
     #: name prefix of the per-task heads (never part of a task vector)
     HEAD_PREFIX = "heads."
+    #: whether batches are worth building in DataLoader worker processes (image decoding and augmentation):
+    #: :meth:`collate` then returns CPU tensors and the loops move them (repro.core.evaluation.batches)
+    COLLATE_IN_WORKERS = False
 
     def __init__(self) -> None:
         super().__init__()
@@ -53,6 +56,15 @@ class Classifier(nn.Module):
 
     def forward(self, batch: dict[str, torch.Tensor], task: str) -> torch.Tensor:  # noqa: D401
         raise NotImplementedError
+
+    def collate(self, task: str, examples: Sequence[Example], train: bool = False) -> dict[str, torch.Tensor]:
+        """The batch of the training (``train``) or evaluation loop: :meth:`tokenize` unless a model adds to it
+        (T5: the gold answer to decode; CLIP: CPU tensors built in a worker, augmented when ``train``)."""
+        return self.tokenize(task, examples)
+
+    def training_loss(self, logits: torch.Tensor, batch: dict[str, torch.Tensor]) -> torch.Tensor:
+        """The training objective on a :meth:`collate` (``train=True``) batch: cross-entropy over the C logits."""
+        return torch.nn.functional.cross_entropy(logits, batch["labels"])
 
     # --- parameter sets ----------------------------------------------------------------------------------
     def backbone_names(self) -> list[str]:

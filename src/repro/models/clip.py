@@ -1,13 +1,14 @@
 """CLIP ViT image classifier with frozen zero-shot heads (P2's vision model: open_clip ViT-B/32, OpenAI weights).
 
 **Images.**  Examples are :class:`ImageExample` ``(image, label)`` where ``image`` is a PIL image, a path to an
-image file, or an already-preprocessed float tensor ``[3, H, W]``.  ``tokenize`` turns a list of them into
-``{"pixel_values": [B, 3, H, W], "labels": [B]}``: PIL images and paths go through open_clip's preprocessing
-(the *eval* transform; the *train* transform with augmentation when the model is in train mode and
-``augment`` is on, as the task-vectors / TaLoS fine-tuning does), tensors are used as they are.  A
-``repro.data.Example`` whose ``text_a`` is an image path is accepted too.  ``data.py`` is untouched: image tasks
-reuse ``TaskSpec`` (its ``labels`` are the class names) and the shared evaluation / training loops, which only
-call ``tokenize`` and ``forward``.
+image file, or an already-preprocessed float tensor ``[3, H, W]``.  ``collate`` turns a list of them into CPU
+tensors ``{"pixel_values": [B, 3, H, W], "labels": [B]}``: PIL images and paths go through open_clip's preprocessing
+(the *eval* transform; the *train* transform with augmentation for a training batch when ``augment`` is on, as the
+task-vectors / TaLoS fine-tuning does), tensors are used as they are.  A ``repro.data.Example`` whose ``text_a`` is
+an image path is accepted too.  Image tasks reuse ``TaskSpec`` (its ``labels`` are the class names) and the shared
+evaluation / training loops, which build their batches with ``collate`` in DataLoader workers
+(:func:`repro.core.evaluation.batches`, pinned memory on CUDA); ``tokenize`` (the same batch on the model's device,
+augmented in train mode) serves the other callers.
 
 **Head** (D5): for each class c, every template t (a ``"{}"`` format string or a callable ``c -> str``) is
 embedded by the CLIP text encoder, the embeddings are L2-normalized, averaged and re-normalized; the stacked class
@@ -153,7 +154,7 @@ class CLIPImageClassifier(Classifier):
         return (s, s) if isinstance(s, int) else tuple(s)
 
     # -- batches -----------------------------------------------------------------------------------------
-    def _pixels(self, image: Any) -> torch.Tensor:
+    def _pixels(self, image: Any, augment: bool = False) -> torch.Tensor:
         if isinstance(image, torch.Tensor):
             if image.dim() != 3:
                 raise ValueError(f"image tensors must be preprocessed [3, H, W], got shape {tuple(image.shape)}")
@@ -165,22 +166,31 @@ class CLIPImageClassifier(Classifier):
 
             with Image.open(image) as im:
                 image = im.convert("RGB")
-        augment = self.training and self.augment and self.train_preprocess is not None
+        augment = augment and self.augment and self.train_preprocess is not None
         transform = self.train_preprocess if augment else self.preprocess
         return transform(image)
 
-    def tokenize(self, task: str, examples: Sequence[ImageExample | Example]) -> dict[str, torch.Tensor]:
+    #: image decoding and augmentation run in DataLoader workers (repro.core.evaluation.batches)
+    COLLATE_IN_WORKERS = True
+
+    def collate(self, task: str, examples: Sequence[ImageExample | Example], train: bool = False
+                ) -> dict[str, torch.Tensor]:
+        """The batch as CPU tensors (safe in a DataLoader worker: it touches no model tensor), images through the
+        train transform (augmentation) when ``train`` and ``augment``, else the eval transform."""
         self._check_task(task)
         pixels = []
         for e in examples:
             if isinstance(e, ImageExample):
-                pixels.append(self._pixels(e.image))
+                pixels.append(self._pixels(e.image, train))
             elif isinstance(e, Example):
-                pixels.append(self._pixels(e.text_a))
+                pixels.append(self._pixels(e.text_a, train))
             else:
                 raise TypeError(f"CLIP examples must be ImageExample or Example(text_a=<image path>), got {type(e)}")
-        return {"pixel_values": torch.stack(pixels).to(self.device),
-                "labels": torch.tensor([e.label for e in examples], device=self.device)}
+        return {"pixel_values": torch.stack(pixels), "labels": torch.tensor([e.label for e in examples])}
+
+    def tokenize(self, task: str, examples: Sequence[ImageExample | Example]) -> dict[str, torch.Tensor]:
+        """:meth:`collate` on the model's device, augmented when the model is in train mode."""
+        return {k: v.to(self.device) for k, v in self.collate(task, examples, train=self.training).items()}
 
     def forward(self, batch: dict[str, torch.Tensor], task: str) -> torch.Tensor:
         self._check_task(task)

@@ -9,10 +9,11 @@ boundaries, longest first) so the template words survive.  The C answer choices 
 teacher forcing, ``Σ_t log p(y_t | y_<t, x)`` over the target's tokens (``</s>`` included), with **no length
 normalization**; the prediction is the argmax over choices.
 
-Because the logits are sequence log-likelihoods, ``-logits[b, y_b]`` is the gold choice's sequence NLL (the
-official T5 training loss is the token-level CE of the gold target, i.e. that NLL divided by its length), and the
-TaLoS NLP sensitivity score uses ``logits[b, c]`` of a sampled choice c directly.  The encoder runs once per
-example; the decoder runs once per (example, choice).
+Training (:meth:`T5RankClassifier.training_loss`) minimises the official loss: the token-level cross-entropy of
+the gold answer under teacher forcing, summed over the batch's gold target tokens and divided by their count
+(``nlp/T5Wrapper.forward``); training batches (:meth:`T5RankClassifier.collate` with ``train=True``) decode the
+gold answer only.  The TaLoS NLP sensitivity score uses ``logits[b, c]`` of a sampled choice c directly.  The
+encoder runs once per example; the decoder once per (example, decoded choice).
 
 Parameter sets: the maskable set (P2, D2) is every ``nn.Linear`` except ``lm_head`` (q, k, v, o of self- and
 cross-attention, FFN ``wi``/``wo``) plus every T5 layer norm (``layer_norm``, ``final_layer_norm``); the shared
@@ -94,20 +95,50 @@ class T5RankClassifier(Classifier):
         return {"input_ids": enc["input_ids"].to(self.device), "attention_mask": enc["attention_mask"].to(self.device),
                 "labels": torch.tensor([e.label for e in examples], device=self.device)}
 
+    def collate(self, task: str, examples: Sequence[Example], train: bool = False) -> dict[str, torch.Tensor]:
+        """:meth:`tokenize`; a training batch also names the gold answer as the one choice to decode
+        (``decode_choices`` [B, 1]) and counts its target tokens (``gold_tokens`` [B], ``</s>`` included)."""
+        batch = self.tokenize(task, examples)
+        if train:
+            head = self.heads[task]
+            batch["decode_choices"] = batch["labels"].unsqueeze(1)
+            batch["gold_tokens"] = head.choice_mask[batch["labels"]].sum(-1)
+        return batch
+
+    def training_loss(self, logits: torch.Tensor, batch: dict[str, torch.Tensor]) -> torch.Tensor:
+        """Official T5 loss: token-level CE of the gold answer, Σ_b Σ_t −log p(y_b,t | y_b,<t, x_b) / Σ_b |y_b|."""
+        if "decode_choices" in batch:  # logits[b, 0] = the gold answer's sequence log-likelihood
+            gold = logits[:, 0]
+            tokens = batch["gold_tokens"]
+        else:  # all choices decoded (e.g. a plain tokenize batch): pick the gold column
+            gold = logits.gather(1, batch["labels"].unsqueeze(1)).squeeze(1)
+            tokens = batch.get("gold_tokens")
+            if tokens is None:
+                raise ValueError("T5 training_loss needs a collate(..., train=True) batch (it counts the gold tokens)")
+        return -gold.sum() / tokens.sum()
+
     def forward(self, batch: dict[str, torch.Tensor], task: str) -> torch.Tensor:
-        """D5: logits[b, c] = Σ_t log p(choice_c,t | choice_c,<t, x_b), no length normalization."""
+        """D5: logits[b, c] = Σ_t log p(choice_c,t | choice_c,<t, x_b), no length normalization.
+
+        With ``batch["decode_choices"]`` ([B, K] choice indices) only those choices are decoded: logits [B, K]."""
         from transformers.modeling_outputs import BaseModelOutput
 
         self._check_task(task)
         head = self.heads[task]
         ids, am = batch["input_ids"], batch["attention_mask"]
-        B, C = ids.shape[0], head.choice_ids.shape[0]
         am = attention_mask_for(self.backbone, am)
         enc = self.backbone.encoder(input_ids=ids, attention_mask=am).last_hidden_state
+        B = ids.shape[0]
+        if "decode_choices" in batch:
+            which = batch["decode_choices"]  # [B, K]
+            C = which.shape[1]
+            tgt, tmask = head.choice_ids[which.reshape(-1)], head.choice_mask[which.reshape(-1)]  # [B*K, T]
+        else:
+            C = head.choice_ids.shape[0]
+            tgt = head.choice_ids.repeat(B, 1)  # [B*C, T]
+            tmask = head.choice_mask.repeat(B, 1)
         enc = enc.repeat_interleave(C, dim=0)  # [B*C, L, d], example-major
         am = am.repeat_interleave(C, dim=0)
-        tgt = head.choice_ids.repeat(B, 1)  # [B*C, T]
-        tmask = head.choice_mask.repeat(B, 1)
         start = self.backbone.config.decoder_start_token_id
         dec_in = torch.cat([torch.full_like(tgt[:, :1], start), tgt[:, :-1]], dim=1)  # teacher forcing
         # targets are right-padded, so causal attention alone keeps padding out of every real position

@@ -59,11 +59,11 @@ def localization_plan(profile: Profile, **overrides: Any) -> LocalizationPlan:
 
 
 def graft_profile(name: str, device: str | None = None, *, graft_lr: float | None = None,
-                  graft_steps: int | None = None) -> Profile:
-    """The named profile on ``device`` with the notebook's ``graft_lr`` / ``graft_steps`` where not None (the P1
-    chapters' graft parameters); an unknown name fails, naming the valid ones."""
+                  graft_steps: int | None = None, precision: str | None = None) -> Profile:
+    """The named profile on ``device`` (at ``precision``) with the notebook's ``graft_lr`` / ``graft_steps`` where
+    not None (the P1 chapters' graft parameters); an unknown name fails, naming the valid ones."""
     given = {k: v for k, v in {"graft_lr": graft_lr, "graft_steps": graft_steps}.items() if v is not None}
-    return get_profile(name, **given).with_device(device)
+    return get_profile(name, **given).with_device(device, precision)
 
 
 @dataclass(frozen=True)

@@ -21,8 +21,9 @@ Protocol (spec D7, P2 App. A.1).
   α = 0 is the pre-trained model (evaluated once).  Linearized FT is evaluated as the linearized network (L-LoRA
   linearizes its LoRA branches only, so it is evaluated as the network itself).
 
-Evaluation sets.  "Validation" = a label-balanced subset of ``n_val`` examples of each task's k-shot *dev*
-split (P2's T5 code selects α on 32 held-out examples); "test" = the first-``n_test`` label-balanced subset of
+Evaluation sets.  "Validation" = a label-balanced subset of ``n_val`` examples of each task's *dev* split, or all of
+it for ``n_val`` = 0 (the official protocol per family: vision the whole ``<Task>Val``, ≤ 5000, and ImageNetVal,
+5000; T5 its 32 held-out examples; ``P2Family.n_val``); "test" = the first-``n_test`` label-balanced subset of
 the task's test split.  The cpu profile uses small values of both to fit its time budget (the notebook says so).
 Results are cached as JSON in the workbench store (keyed by everything that determines them).
 """
@@ -370,7 +371,8 @@ def protocol_settings(profile, *, n_val: int | None = None, n_test: int | None =
     """Evaluation sizes of the task-arithmetic protocol: the arguments, else ``profile.p2_protocol``
     (:class:`repro.profiles.ArithmeticProtocol`, which validates them).
 
-    ``n_val``: validation examples per task for α selection; ``n_test``: test examples per task (None in the
+    ``n_val``: validation examples per task for α selection (0 = the whole dev split); ``n_test``: test examples
+    per task (None in the
     protocol: ``profile.n_test``; 0 = all); ``alpha_stride``: use every k-th α of ``profile.alphas``, always ending
     at its last value; ``adamerging_steps``: AdaMerging optimizer steps.
     """

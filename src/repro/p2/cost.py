@@ -24,6 +24,7 @@ import torch
 from repro.data import Example
 from repro.core.evaluation import forward
 from repro.core.finetune import MaskedOptimizer, trainable_entries
+from repro.device import autocast
 from repro.core.masks import Mask
 from repro.models.base import Classifier
 from repro.profiles import FinetuneRecipe
@@ -121,15 +122,16 @@ def measure_iteration(model: Classifier, examples: Sequence[Example], task: str,
         p.requires_grad_(n in entries)
     opt = MaskedOptimizer({n: params[n] for n in entries}, entries, recipe)
     base = {n: params[n].detach().clone() for n in entries} if linearized else None
-    batch = model.tokenize(task, list(examples)[: recipe.batch_size])
+    batch = {k: v.to(device) for k, v in model.collate(task, list(examples)[: recipe.batch_size], train=True).items()}
     fb, st, tot = [], [], []
     model.train()
     with PeakMemory(device) as memory:
         for i in range(warmup + iterations):
             _sync(device)
             t0 = time.perf_counter()
-            logits = forward(model, batch, task, linear_base=base)
-            loss = torch.nn.functional.cross_entropy(logits, batch["labels"])
+            with autocast(model, "train"):  # the training loop's precision and loss
+                logits = forward(model, batch, task, linear_base=base)
+                loss = model.training_loss(logits, batch)
             opt.zero_grad()
             loss.backward()
             _sync(device)

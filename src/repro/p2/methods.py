@@ -19,7 +19,8 @@ key           P2 name          what is trained (all with :func:`p2_recipe`: the 
                                τ = s·B·A_0 over the Q/V weights and evaluated in the (non-linear) network
 ``lota``      LoTA             standard FT → mask of the top ``lota_density`` (10 %) entries by |τ_ft| → masked
                                re-fine-tuning from θ_0 (Panda et al. 2024; NLP code: non-selected entries frozen)
-``talos``     TaLoS            P2 Alg. 1: :func:`repro.core.fisher.talos_calibrate` on the task's own training inputs
+``talos``     TaLoS            P2 Alg. 1: :func:`repro.core.fisher.talos_calibrate` on the task's own inputs
+                               (:func:`calibration_examples`: the held-out split in the paper families)
                                (sampled labels, ``talos.rounds`` rounds, exponential schedule, soft value
                                ``talos.soft_value``) → fine-tune only the ``1 − talos.sparsity`` least-sensitive
                                entries (the others are bitwise frozen, spec D4)
@@ -35,10 +36,11 @@ The task-arithmetic protocol itself (Tables 1, 2, 5) is :mod:`repro.p2.arithmeti
 
 from __future__ import annotations
 
+import contextlib
 import time
 import warnings
 from dataclasses import asdict, dataclass, replace
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterator, Mapping, Sequence
 
 import torch
 
@@ -126,13 +128,39 @@ def _data_config(wb: "Workbench", task: str, seed: int) -> dict:
 
 def calibration_examples(wb: "Workbench", task: str, n: int | None = None, seed: int | None = None) -> list:
     """The inputs TaLoS (and the §4.1 sensitivity analysis) score parameters on: a label-balanced subset of
-    ``n`` (default ``profile.talos.calibration_examples``) of the task's k-shot *training* examples.
+    ``n`` (default ``profile.talos.calibration_examples``) of the task's ``profile.talos.calibration_split``:
+    "dev" in the paper families, as the official code (vision: the held-out ``<Task>Val`` split, ≤ 5000; T5: the 32
+    validation examples), "train" (the k-shot training examples) in the cpu / smoke profiles.
 
-    Labels are not used (Eq. 7 samples ŷ from the model), so only the task's own training inputs are needed.
+    Labels are not used (Eq. 7 samples ŷ from the model), so only the task's own inputs are needed.
     """
     seed = wb.seed if seed is None else seed
     n = wb.profile.talos.calibration_examples if n is None else n
-    return balanced_sample(wb.task(task, seed=seed).train, n, seed=seed)
+    return balanced_sample(wb.task(task, seed=seed).split(wb.profile.talos.calibration_split), n, seed=seed)
+
+
+def calibration_key(wb: "Workbench") -> dict:
+    """The calibration split as a cache-key entry ({} for "train", so earlier keys stay valid)."""
+    split = wb.profile.talos.calibration_split
+    return {} if split == "train" else {"calibration_split": split}
+
+
+@contextlib.contextmanager
+def calibration_preprocessing(wb: "Workbench", seed: int) -> Iterator[None]:
+    """The inputs' preprocessing during calibration: with the "dev" split (the official code's), the model's
+    *training* preprocessing (the official vision calibration loads ``<Task>Val`` with the train transform; text
+    and T5 batches do not depend on it), augmented under ``seed``; otherwise as it is."""
+    if wb.profile.talos.calibration_split != "dev":
+        yield
+        return
+    was = wb.model.training
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        wb.model.train()  # only tokenize reads it: the Fisher's forward/backward run in eval mode (core.fisher)
+        try:
+            yield
+        finally:
+            wb.model.train(was)
 
 
 def talos_mask(wb: "Workbench", task: str, seed: int | None = None, sparsity: float | None = None,
@@ -148,15 +176,17 @@ def talos_mask(wb: "Workbench", task: str, seed: int | None = None, sparsity: fl
     sparsity = p.talos.sparsity if sparsity is None else sparsity
     target = p.talos.target  # "logprob" (cpu/smoke), "logit" (CLIP raw logit), "sequence-loglik" (T5)
     config = {"kind": "talos", "sparsity": sparsity, "rounds": p.talos.rounds, "soft": p.talos.soft_value,
-              "n": p.talos.calibration_examples, "target": target, **_data_config(wb, task, seed)}
+              "n": p.talos.calibration_examples, "target": target, **_data_config(wb, task, seed),
+              **calibration_key(wb)}
     from repro.workbench import MASK
 
     def compute() -> tuple[Mask, dict]:
         examples = calibration_examples(wb, task, seed=seed)
         start = time.perf_counter()
-        mask, report = talos_calibrate(wb.model, examples, task, wb.names("maskable"), sparsity=sparsity,
-                                       rounds=p.talos.rounds, soft_value=p.talos.soft_value, target=target,
-                                       seed=seed, progress=progress)
+        with calibration_preprocessing(wb, seed):
+            mask, report = talos_calibrate(wb.model, examples, task, wb.names("maskable"), sparsity=sparsity,
+                                           rounds=p.talos.rounds, soft_value=p.talos.soft_value, target=target,
+                                           seed=seed, progress=progress)
         return mask, {"report": report.to_dict(), "seconds": time.perf_counter() - start}
 
     return wb.cached("mask", config, compute, MASK)
@@ -182,7 +212,8 @@ def _l_lora(wb: "Workbench", task: str, recipe: FinetuneRecipe, seed: int) -> tu
     # "scope": each LoRA branch linearized (only B trains), as the official code; the former whole-network
     # linearization in the LoRA parameters is gone, so its cached vectors are not reused
     config = {"kind": "l-lora", "rank": LORA_RANK, "alpha": LORA_ALPHA, "targets": list(lora_targets(wb.model)),
-              "style": style, "scope": "branch", "recipe": asdict(recipe), **_data_config(wb, task, seed)}
+              "style": style, "scope": "branch", "recipe": asdict(recipe), **_data_config(wb, task, seed),
+              **wb.precision_key()}
 
     def compute() -> tuple[dict[str, torch.Tensor], dict]:
         with warnings.catch_warnings():  # peft notes the config left by an earlier (already removed) injection

@@ -97,13 +97,13 @@ def perturb(params: Mapping[str, torch.Tensor], mask: Mask, std_scale: float = 2
 def low_sensitivity_mask(wb: "Workbench", task: str, n_examples: int, fraction: float = 0.1,
                          seed: int | None = None) -> tuple[Mask, dict]:
     """P2 §4.1: the ``fraction`` of maskable entries with the lowest Eq. 7 Fisher on ``task`` (cached)."""
-    from repro.p2.methods import calibration_examples
+    from repro.p2.methods import calibration_examples, calibration_key
     from repro.workbench import MASK
 
     seed = wb.seed if seed is None else seed
     config = {"kind": "low-sensitivity", "task": task, "n": n_examples, "fraction": fraction, "seed": seed,
               "k": wb.profile.k_shot, "target": "logprob", "model": wb.profile.model,
-              "max_length": wb.profile.max_length, "data": wb.data_tag}
+              "max_length": wb.profile.max_length, "data": wb.data_tag, **calibration_key(wb)}
 
     def compute() -> tuple[Mask, dict]:
         examples = calibration_examples(wb, task, n_examples, seed=seed)

@@ -1,6 +1,7 @@
 """What the P2 sensitivity chapter (``notebooks/p2_sensitivity.md``) runs for each profile: one typed plan.
 
-The same rule for every profile: the Fisher uses ``profile.talos.calibration_examples`` training inputs per task,
+The same rule for every profile: the Fisher uses ``profile.talos.calibration_examples`` inputs per task (of the
+``profile.talos.calibration_split`` split, as TaLoS: :func:`repro.p2.methods.calibration_examples`),
 and each task is evaluated on min(profile.n_test, 200) test examples (0 = all when the profile caps nothing); a
 notebook parameter that is not None overrides its field.
 """

@@ -282,7 +282,7 @@ class Results:
         return ClaimView(claim)
 
     def to_dict(self) -> dict[str, Any]:
-        from repro.device import environment_meta  # device, precision, model classes, versions, git commit
+        from repro.device import environment_meta  # device, training/eval precision, models, versions, commit
 
         meta = dict(self.meta, **environment_meta())
         meta["created"] = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")

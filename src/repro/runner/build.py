@@ -145,7 +145,8 @@ def run_jupyter_book(warnings_as_errors: bool = False, log: Callable[[str], None
 
 def build_book(profile: str = "cpu", only: Iterable[str] | None = None, jobs: int = 1,
                warnings_as_errors: bool = False, output_dir: str | Path = "results", data_dir: str | None = None,
-               force: bool = False, log: Callable[[str], None] = print, device: str | None = None) -> BuildReport:
+               force: bool = False, log: Callable[[str], None] = print, device: str | None = None,
+               precision: str | None = None) -> BuildReport:
     """Execute the book's notebooks for ``profile`` (cached), regenerate the claims page, build the HTML.
 
     ``only`` restricts execution to some notebooks (the others use their executed copy from an earlier build, or a
@@ -176,6 +177,8 @@ def build_book(profile: str = "cpu", only: Iterable[str] | None = None, jobs: in
             params["data_dir"] = data_dir
         if device and "device" in declared:  # --device: every notebook's device parameter (repro.device)
             params["device"] = device
+        if precision and "precision" in declared:  # --precision: likewise, the notebooks' precision parameter
+            params["precision"] = precision
         book_params[name] = kernel_params(name, profile, params, out_rel, declared)
         if name not in selected:
             continue

@@ -62,6 +62,12 @@ DEVICE_ARG = arg("--device", default=None, metavar="DEV",
                       "paper profiles use cuda when available)")
 
 
+PRECISION_ARG = arg("--precision", default=None, choices=("fp32", "bf16", "tf32"),
+                    help="numeric precision of training and evaluation on CUDA (bf16: autocast), passed as the "
+                         "notebooks' precision parameter (default: the profile's; the paper profile follows the "
+                         "official code: bf16 P2 training, fp32 vision evaluation, bf16 T5 evaluation, fp32 P1)")
+
+
 def _abs(path: str | None) -> str | None:
     return None if path is None else os.path.abspath(os.path.expanduser(path))
 
@@ -76,13 +82,13 @@ def _abs(path: str | None) -> str | None:
          arg("--warnings-as-errors", "-W", action="store_true", help="fail on any Sphinx warning (CI)"),
          arg("--force", action="store_true", help="re-execute even unchanged notebooks"),
          arg("--output-dir", default=None, metavar="DIR", help="results root (default: results/ in the repository)"),
-         DATA_ARG, DEVICE_ARG)
+         DATA_ARG, DEVICE_ARG, PRECISION_ARG)
 def _book(args: argparse.Namespace) -> int:
     from repro.runner.build import build_book
 
     build_book(profile=args.profile, only=args.only, jobs=args.jobs, warnings_as_errors=args.warnings_as_errors,
                output_dir=_abs(args.output_dir) or "results", data_dir=_abs(args.data), force=args.force,
-               device=args.device)
+               device=args.device, precision=args.precision)
     return 0
 
 
@@ -97,7 +103,7 @@ def _book(args: argparse.Namespace) -> int:
                   "(default: results/ in the repository)"),
          arg("--output", default=None, metavar="PATH", help="where to write the executed notebook instead"),
          arg("--cached", action="store_true", help="skip if unchanged since the last run with these parameters"),
-         DATA_ARG, DEVICE_ARG)
+         DATA_ARG, DEVICE_ARG, PRECISION_ARG)
 def _run(args: argparse.Namespace) -> int:
     from repro.runner.execute import run_notebook
     from repro.runner.notebooks import notebook_parameters, parse_cli_value
@@ -114,6 +120,8 @@ def _run(args: argparse.Namespace) -> int:
         params["data_dir"] = _abs(args.data)
     if args.device:
         params["device"] = args.device
+    if args.precision:
+        params["precision"] = args.precision
     r = run_notebook(args.notebook, profile=args.profile, params=params,
                      output_dir=_abs(args.output_dir) or "results", executed_path=args.output, use_cache=args.cached)
     print(f"{r.notebook}: {r.status} in {r.seconds:.1f} s\n  executed: {r.executed}\n  results:  {r.results}")
