@@ -26,6 +26,7 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
+from repro.data import hub_nlp, hub_vision
 from repro.data.shapes import DATASET_SHAPES
 from repro.jobs import DataUse, JobSpec, check_deps, dedupe, format_table
 from repro.p1 import appendix_jobs as p1_appendix
@@ -224,12 +225,26 @@ def _check_kshot(task: str, k: int, uses: Sequence[tuple[DataUse, str]], profile
                                f"{sorted(labels)} of {sorted(tr)} ({desc})", sel_ids))
 
 
+def family_splits(task: str, shape: Mapping[str, Any]) -> dict[str, list[int]]:
+    """Per-class (train, dev, test) counts of P2 family ``task``: pools of ``shape``'s stored source splits, split
+    by the loader's own function (:func:`repro.data.hub_vision.official_splits` / ``hub_nlp.official_splits``)."""
+    pools = {name: _pool(per_class(counts), name) for name, counts in shape.items()}
+    splitter = hub_vision.official_splits if task in hub_vision.FETCHED_SPLITS else hub_nlp.official_splits
+    n = max((len(per_class(c)) for c in shape.values()), default=0)
+    out = {}
+    for split, items in zip(("train", "dev", "test"), splitter(task, pools)):
+        counts = Counter(ex.label for ex in items)
+        out[split] = [counts.get(c, 0) for c in range(n)]
+    return out
+
+
 def _check_family(task: str, uses: Sequence[tuple[DataUse, str]], shapes: Shapes, out: list[Finding]) -> None:
     ids = tuple(dict.fromkeys(j for _, j in uses))
-    sp = shapes[task]
-    split_names = {"train": "train", "dev": "val" if "val" in sp else "dev", "test": "test"}
-    for split, name in split_names.items():
-        counts = per_class(sp.get(name, []))
+    derived = family_splits(task, shapes[task])
+    for split, name in (("train", "train"), ("dev", "val"), ("test", "test")):
+        if task == "ImageNet" and split == "train":
+            continue  # the negation control is evaluated only (ImageNetVal and its test split)
+        counts = derived[split]
         if not sum(counts):
             out.append(Finding("fail", "empty-split", task, f"{name} split is empty or absent", ids))
         elif split in ("train", "test") and any(c == 0 for c in counts):

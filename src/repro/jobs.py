@@ -25,6 +25,7 @@ import json
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Iterable, Mapping, Sequence
 
+from repro.data import get_spec
 from repro.profiles import FinetuneRecipe, GraftRecipe, Profile
 
 #: the job kinds, in the order the inventory prints them
@@ -116,6 +117,8 @@ def finetune_job(profile: Profile, notebook: str, tasks: str | Sequence[str], re
     model); ``trainable`` a scope name or the mask / graft job whose region is trained."""
     tasks = [tasks] if isinstance(tasks, str) else list(tasks)
     k = int(k or profile.k_shot)
+    if not recipe.steps:  # the P1 step budget, resolved as Workbench.p1_recipe resolves it
+        recipe = profile.p1_recipe([get_spec(t).num_labels for t in tasks], k, recipe)
     deps = [trainable] if isinstance(trainable, JobSpec) else []
     mult = 2.0 if linearized else 1.0
     cost = mult * recipe.steps * recipe.batch_size * len(tasks)
