@@ -68,6 +68,8 @@ class JobSpec:
     notebooks: tuple[str, ...] = ()
     family: str = ""
     uses: tuple[DataUse, ...] = field(default=(), compare=False)
+    #: the :class:`Profile` the job was declared with (its Workbench's profile: ``repro job run``), not in JSON
+    spec_profile: Profile | None = field(default=None, compare=False, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form ``repro plan --json`` prints (``uses`` left out: the check's input, not the job's)."""
@@ -92,7 +94,7 @@ def make_job(kind: str, driver: str, profile: Profile, notebook: str, /, *, deps
     return JobSpec(kind=kind, driver=driver, kwargs=plain, profile=profile.name,
                    id=job_id(kind, profile.name, driver, plain), deps=dep_ids, cost=float(cost),
                    notebooks=(notebook,), family=profile.p2_model_family if notebook.startswith("p2") else "",
-                   uses=tuple(uses))
+                   uses=tuple(uses), spec_profile=profile)
 
 
 def _plain(value: Any) -> Any:

@@ -89,3 +89,5 @@ def models_root(override: str | Path | None = None) -> Path:
 
 #: environment that keeps the HF hub / datasets / open_clip from reaching the network: runs read fetched files only
 OFFLINE_ENV: dict[str, str] = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+#: set to 1: every Workbench opens its artifact store read-only (`repro run --read-only-store`; issue 23)
+STORE_READ_ONLY_ENV = "REPRO_STORE_READ_ONLY"

@@ -28,6 +28,7 @@ from repro.core.taskvec import TaskVector
 from repro.device import configure, resolve_device
 from repro.models.base import Classifier
 from repro.models.build import build_model
+from repro.paths import STORE_READ_ONLY_ENV
 from repro.paths import artifacts_dir as artifacts_dir_path
 from repro.profiles import FinetuneRecipe, Profile, get_profile
 
@@ -35,6 +36,15 @@ FT_METHODS = ("ft", "bitfit", "l1", "linearized", "masked")
 T = TypeVar("T")
 # the code every cached computation depends on (plus the module that defines its compute function)
 CODE_MODULES = ("repro.core", "repro.models", "repro.data")
+
+
+class StoreMiss(RuntimeError):
+    """A cached artifact this Workbench may not compute (a read-only store, or a kind outside ``compute_kinds``):
+    ``kind``, ``path`` (its store path) and ``reason`` ("absent" or the stored entry's problem)."""
+
+    def __init__(self, kind: str, path: Path, reason: str, why: str) -> None:
+        self.kind, self.path, self.reason = kind, Path(path), reason
+        super().__init__(f"{why}: would compute {kind} {Path(path).name} ({reason})")
 
 
 @dataclass(frozen=True)
@@ -100,6 +110,13 @@ class Workbench:
         self.pre: dict[str, torch.Tensor] = {n: p.detach().clone() for n, p in self.model.named_parameters()
                                              if not n.startswith(Classifier.HEAD_PREFIX)}
         self._tasks: dict[tuple, TaskData] = {}
+        #: no computation at all: a stored, current entry is loaded, anything else raises :class:`StoreMiss`
+        #: (nothing in the store is locked, cleaned or quarantined)
+        self.read_only: bool = os.environ.get(STORE_READ_ONLY_ENV, "") not in ("", "0")
+        #: None: any kind may be computed; a set: only these kinds (`repro job run`: the job's own artifact)
+        self.compute_kinds: frozenset[str] | None = None
+        #: one record per :meth:`cached` call: ``{"kind", "path", "computed"}`` (the job runner's done-marker)
+        self.ledger: list[dict[str, Any]] = []
 
     def precision_key(self) -> dict[str, str]:
         """The training precision as a cache-key entry: {} for fp32 (keys made before precision existed stay
@@ -159,24 +176,34 @@ class Workbench:
         ``code``: the modules whose source fingerprint the sidecar records (default :data:`CODE_MODULES` plus the
         repro module defining ``compute``); an entry made by other code, a corrupt or an incomplete entry is reported
         in one line, moved to ``<store>/.quarantine/`` and recomputed.  A file lock serialises processes
-        computing the same artifact.
+        computing the same artifact.  :attr:`read_only` / :attr:`compute_kinds` forbid computing (issue 23):
+        what may not be computed raises :class:`StoreMiss` instead.
         """
         path = self.store.path(kind, config)
         own = getattr(compute, "__module__", "") or ""
         modules = tuple(code) if code is not None else (*CODE_MODULES, *([own] if own.startswith("repro.") else []))
         stamp = code_fingerprint(tuple(sorted(set(modules))))
+        if self.read_only:
+            return self._load_only(kind, path, stamp, codec)
+        mine = self.compute_kinds is None or kind in self.compute_kinds
         with self.store.lock(path):
             self.store.clean_temps(path)  # .<hash>.safetensors.*.tmp / .<hash>.json.*.tmp of a killed write
+            problem = "absent"
             try:
                 value, meta = codec.load(path)
                 problem = stale_reason(meta, stamp)
                 if problem is None:
+                    self.ledger.append({"kind": kind, "path": str(path), "computed": False})
                     return codec.to(value, self.device), meta
-                self.store.quarantine(path, problem)
             except FileNotFoundError:
                 pass
             except ArtifactError as e:
-                self.store.quarantine(path, e.reason)
+                problem = e.reason
+            if not mine:  # an upstream artifact of a job: never computed (nor moved) on this path
+                raise StoreMiss(kind, path, problem, f"not this job's artifact ({sorted(self.compute_kinds)})")
+            if problem != "absent":
+                self.store.quarantine(path, problem)
+            self.ledger.append({"kind": kind, "path": str(path), "computed": True})
             self.restore_pre()
             try:
                 value, meta = compute()
@@ -186,6 +213,20 @@ class Workbench:
             codec.save(path, value, {**meta, "config": config, STORE_FIELD: {"code": stamp}})
             stored, stored_meta = codec.load(path)
             return codec.to(stored if codec.reload else value, self.device), stored_meta
+
+    def _load_only(self, kind: str, path: Path, stamp: Mapping[str, Any], codec: Codec[T]) -> tuple[T, dict]:
+        """:meth:`cached` on a read-only store: the stored, current entry, else :class:`StoreMiss`."""
+        try:
+            value, meta = codec.load(path)
+            problem = stale_reason(meta, stamp)
+        except FileNotFoundError:
+            problem = "absent"
+        except ArtifactError as e:
+            problem = e.reason
+        if problem is not None:
+            raise StoreMiss(kind, path, problem, "read-only store")
+        self.ledger.append({"kind": kind, "path": str(path), "computed": False})
+        return codec.to(value, self.device), meta
 
     # --- fine-tuning -----------------------------------------------------------------------------------
     def finetune(self, tasks: str | Sequence[str], recipe: FinetuneRecipe | None = None, **kw: Any

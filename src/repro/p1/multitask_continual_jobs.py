@@ -28,6 +28,7 @@ def continual_jobs(profile: Profile, sequence: Sequence[str], recipe: FinetuneRe
     """:func:`repro.p1.continual.sequential_finetune`: stage 1 is the cached FT (naive) or graft re-training
     (grafting-continual); every later stage is one cached task vector that starts from the previous one."""
     first = sequence[0]
+    given = {"recipe": recipe, "later_recipe": later}  # as the notebook passes them (the job runner's call)
     recipe = profile.p1_recipe([n_classes(first)], profile.k_shot, recipe)  # as repro.p1.continual resolves it
     prev = finetune_job(profile, NOTEBOOK, first, recipe, seed=seed,
                         trainable="graftable" if regions is None else regions[first])
@@ -41,7 +42,7 @@ def continual_jobs(profile: Profile, sequence: Sequence[str], recipe: FinetuneRe
                         uses=[DataUse(sequence[n], "kshot", profile.k_shot, seed)],
                         sequence=prefix, k=profile.k_shot, seed=seed, recipe=recipe, later_recipe=stage,
                         regions=None if regions is None else {t: ref(regions[t]) for t in prefix},
-                        model=profile.model)
+                        model=profile.model, given=given)
         out.append(prev)
     return out
 

@@ -98,21 +98,25 @@ def jobs(profile: Profile, seed: int = 13, model_family: str = "", **overrides: 
             uses.append(DataUse(control, how, prof.k_shot, s, need=(("dev", settings["n_val"]),)))
         common = dict(seed=s, tasks=tasks, control=control, n_val=settings["n_val"], n_test=settings["n_test"],
                       alphas=settings["alphas"], model=prof.model)
+        arith: dict[str, JobSpec] = {}
         for key in TABLE1_METHODS:
             src = ARITHMETIC_METHODS[key].source
-            out.append(make_job("arithmetic", "repro.p2.arithmetic.run_method", prof, NOTEBOOK, deps=vectors[src],
-                                cost=_eval_cost(len(tasks), len(settings["alphas"]), settings["n_val"],
-                                                settings["n_test"]),
-                                uses=uses, key=key, negation=bool(control), **common))
+            out.append(arith.setdefault(key, make_job(
+                "arithmetic", "repro.p2.arithmetic.run_method", prof, NOTEBOOK, deps=vectors[src],
+                cost=_eval_cost(len(tasks), len(settings["alphas"]), settings["n_val"], settings["n_test"]),
+                uses=uses, key=key, negation=bool(control), **common)))
         if i == 0:  # Table 5 on the first seed
             for src in ("ft", "talos"):
                 for scheme in MERGE_SCHEMES:
                     steps = settings["adamerging_steps"] if scheme.startswith("adamerging") else 0
+                    # merging_scheme reads the Table-1 results of its source (and of TIES for ft's "ties")
+                    reads = [arith[m] for m in (src, "ties" if src == "ft" and scheme == "ties" else "") if m in arith]
                     out.append(make_job(
-                        "merge", "repro.p2.arithmetic.merging_scheme", prof, NOTEBOOK, deps=vectors[src],
+                        "merge", "repro.p2.arithmetic.merging_scheme", prof, NOTEBOOK, deps=[*vectors[src], *reads],
                         cost=_eval_cost(len(tasks), len(settings["alphas"]), settings["n_val"], settings["n_test"])
                         + steps * len(tasks) * settings["n_val"],
-                        uses=uses, source=src, scheme=scheme, adamerging_steps=steps, **common))
+                        uses=uses, source=src, scheme=scheme, adamerging_steps=settings["adamerging_steps"],
+                        **common))  # the notebook passes the protocol's AdaMerging steps to every scheme
     return out
 
 

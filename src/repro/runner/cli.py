@@ -103,6 +103,9 @@ def _book(args: argparse.Namespace) -> int:
                   "(default: results/ in the repository)"),
          arg("--output", default=None, metavar="PATH", help="where to write the executed notebook instead"),
          arg("--cached", action="store_true", help="skip if unchanged since the last run with these parameters"),
+         arg("--read-only-store", action="store_true",
+             help="open the artifact store read-only: a notebook that would compute an artifact fails, naming it "
+                  "(renders of a workflow whose jobs ran: `repro job run`)"),
          DATA_ARG, DEVICE_ARG, PRECISION_ARG)
 def _run(args: argparse.Namespace) -> int:
     from repro.runner.execute import run_notebook
@@ -123,7 +126,8 @@ def _run(args: argparse.Namespace) -> int:
     if args.precision:
         params["precision"] = args.precision
     r = run_notebook(args.notebook, profile=args.profile, params=params,
-                     output_dir=_abs(args.output_dir) or "results", executed_path=args.output, use_cache=args.cached)
+                     output_dir=_abs(args.output_dir) or "results", executed_path=args.output, use_cache=args.cached,
+                     read_only_store=args.read_only_store)
     print(f"{r.notebook}: {r.status} in {r.seconds:.1f} s\n  executed: {r.executed}\n  results:  {r.results}")
     return 0
 
@@ -189,6 +193,27 @@ def _plan(args: argparse.Namespace) -> int:
     cmd += ["--only", *args.only] if args.only else []
     cmd += ["--family", args.family] if args.family else []
     cmd += [flag for flag, on in (("--json", args.json), ("--check", args.check)) if on]
+    return subprocess.run(cmd).returncode
+
+
+@command("job", "`repro job run ID [ID ...]`: compute exactly these jobs of the plan (`repro plan --json` lists "
+                "them), each upstream artifact read from the store (an absent one is an error, never recomputed); "
+                "writes <artifacts>/jobs/<id>.done.json",
+         arg("action", choices=("run",)),
+         arg("ids", nargs="+", metavar="ID"),
+         PROFILE_ARG,
+         arg("--family", default="", metavar="F", help="P2 model family, as `repro plan --family`"),
+         arg("--artifacts", default=None, metavar="DIR", help="artifacts root (default: $REPRO_ARTIFACTS)"),
+         arg("--device", default=None, metavar="DEV", help="auto | cpu | cuda[:N] (default: the profile's)"),
+         DATA_ARG)
+def _job(args: argparse.Namespace) -> int:
+    import subprocess
+
+    cmd = [sys.executable, "-m", "repro.jobrun", *args.ids, "--profile", args.profile]  # the runner imports no p1/p2
+    for flag, value in (("--family", args.family), ("--data", _abs(args.data)), ("--artifacts", _abs(args.artifacts)),
+                        ("--device", args.device)):
+        if value:
+            cmd += [flag, value]
     return subprocess.run(cmd).returncode
 
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
-from repro.paths import OFFLINE_ENV, project_root, repo_root, resolve_path, results_path
+from repro.paths import OFFLINE_ENV, STORE_READ_ONLY_ENV, project_root, repo_root, resolve_path, results_path
 from repro.report.results import ResultsError, load_results
 from repro.runner.notebooks import (KERNEL, ParameterError, input_files, notebook_parameters, notebook_path,
                                     read_notebook, validate_params)
@@ -334,7 +334,7 @@ def kernel_transport(private_dir: str | Path) -> Any:
 def run_notebook(name: str, profile: str = "cpu", params: Mapping[str, Any] | None = None,
                  output_dir: str | Path = "results", *, executed_path: str | Path | None = None,
                  use_cache: bool = False, fingerprint: str | None = None, threads: int | None = None,
-                 log: Callable[[str], None] = print) -> RunResult:
+                 log: Callable[[str], None] = print, read_only_store: bool = False) -> RunResult:
     """Execute one notebook with papermill in a fresh ``python3`` kernel (cwd ``notebooks/``, as in JupyterLab).
 
     ``params`` are validated first (:func:`validate_params`).  ``output_dir`` (or ``params['output_dir']``) is the
@@ -345,6 +345,8 @@ def run_notebook(name: str, profile: str = "cpu", params: Mapping[str, Any] | No
     JupyterLab or plain papermill, a killed run, a truncated or invalid results JSON) is re-run, with a one-line
     notice through ``log`` when files were there.  ``threads`` caps the kernel's
     OpenMP / MKL threads (:func:`build_book` sets it to cores // jobs when notebooks run in parallel).
+    ``read_only_store``: the kernel's Workbench opens the artifact store read-only, so a notebook that would compute
+    an artifact fails naming it (a render after the workflow's jobs: proves the job inventory complete).
     Raises :class:`ParameterError` before running, :class:`NotebookError` if a cell fails or no valid results
     JSON was written.
     """
@@ -375,7 +377,8 @@ def run_notebook(name: str, profile: str = "cpu", params: Mapping[str, Any] | No
     nb = read_notebook(path)
     rel_source = os.path.relpath(path, repo_root()) if project_root() else str(path)
     start = time.time()
-    with tempfile.TemporaryDirectory(prefix="repro-nb-") as tmp, _batch_environment(threads), progress:
+    with tempfile.TemporaryDirectory(prefix="repro-nb-") as tmp, _batch_environment(threads), progress, \
+            _env(STORE_READ_ONLY_ENV, "1" if read_only_store else None):
         tmp_in = Path(tmp) / f"{name}.ipynb"
         nbformat.write(nb, tmp_in)
         try:
@@ -409,6 +412,23 @@ def run_notebook(name: str, profile: str = "cpu", params: Mapping[str, Any] | No
                             "executed_sha256": file_sha256(executed), "results_sha256": file_sha256(res_path),
                             "cell_seconds": cell_seconds(executed)})
     return RunResult(name, profile, "ran", seconds, str(executed), str(res_path), params)
+
+
+@contextlib.contextmanager
+def _env(name: str, value: str | None) -> Iterator[None]:
+    """``os.environ[name] = value`` inside the block (None: left as it is)."""
+    if value is None:
+        yield
+        return
+    old = os.environ.get(name)
+    os.environ[name] = value
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = old
 
 
 # --------------------------------------------------------------------------------------------------------
