@@ -20,6 +20,7 @@ loading models.  Tensors are read with safetensors only; nothing is ever unpickl
 from __future__ import annotations
 
 import ast
+import errno
 import fcntl
 import functools
 import hashlib
@@ -114,6 +115,10 @@ def _code_text(path: Path) -> str:
                 and isinstance(getattr(body[0], "value", None), ast.Constant) and isinstance(body[0].value.value, str):
             node.body = body[1:] or [ast.Pass()]
     return ast.dump(tree)
+
+
+#: public name of the docstring- and comment-free source text the fingerprints hash (the workflow's job params)
+code_text = _code_text
 
 
 def _version(dist: str) -> str:
@@ -295,7 +300,14 @@ class ArtifactStore:
         lock_dir = self.root / ".locks"
         lock_dir.mkdir(parents=True, exist_ok=True)
         with open(lock_dir / f"{path.parent.name}.{path.name}.lock", "a") as f:
-            fcntl.flock(f, fcntl.LOCK_EX)
+            try:
+                fcntl.flock(f, fcntl.LOCK_EX)
+            except OSError as e:  # a mount without (cluster-wide) flock: the workflow's DAG gives each artifact
+                if e.errno not in NO_LOCK_ERRNOS:  # one writer, so go on without it (warned once per process)
+                    raise
+                _warn_no_lock(self.root, e)
+                yield
+                return
             try:
                 yield
             finally:
@@ -354,6 +366,10 @@ class ArtifactStore:
                     fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 except BlockingIOError:
                     continue
+                except OSError as e:  # no locks on this mount: a writer may hold it, leave the file
+                    if e.errno in NO_LOCK_ERRNOS:
+                        continue
+                    raise
                 fcntl.flock(f, fcntl.LOCK_UN)
                 out.append(tmp)
         return out
@@ -370,6 +386,19 @@ class ArtifactStore:
         for tmp in self.orphan_temps():
             tmp.unlink(missing_ok=True)
         return removed
+
+
+#: the errors of ``flock`` on a filesystem that has no locks (NFS without lockd, some FUSE / object-store mounts)
+NO_LOCK_ERRNOS = frozenset({errno.ENOLCK, errno.EOPNOTSUPP, getattr(errno, "ENOTSUP", errno.EOPNOTSUPP)})
+_NO_LOCK_WARNED: set[str] = set()
+
+
+def _warn_no_lock(root: Path, error: OSError) -> None:
+    """One notice per store and process: the store runs without file locks."""
+    if str(root) not in _NO_LOCK_WARNED:
+        _NO_LOCK_WARNED.add(str(root))
+        _notice(f"artifact store {root}: file locks are unavailable on this filesystem ({error.strerror}); going on "
+                f"without them (safe when one process writes each artifact, as the Snakemake workflow does)")
 
 
 def _notice(line: str) -> None:

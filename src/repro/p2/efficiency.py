@@ -51,7 +51,9 @@ def _workbench(profile: "str | Profile", data_dir: str | None, seed: int, device
     from repro.workbench import Workbench
 
     prof = get_profile(profile) if isinstance(profile, str) else profile  # a P2 family's profile is passed whole
-    return Workbench(prof.with_device(device), data_dir=data_dir, artifacts_dir=root, seed=seed)
+    wb = Workbench(prof.with_device(device), data_dir=data_dir, artifacts_dir=root, seed=seed)
+    wb.read_only = False  # a measurement's own throw-away store, also under `repro run --read-only-store`
+    return wb
 
 
 def inject_lora(model, rank: int, alpha: float, style: str = "peft") -> list[str]:
