@@ -207,14 +207,13 @@ def _plan(args: argparse.Namespace) -> int:
          arg("--device", default=None, metavar="DEV", help="auto | cpu | cuda[:N] (default: the profile's)"),
          DATA_ARG)
 def _job(args: argparse.Namespace) -> int:
-    import subprocess
-
     cmd = [sys.executable, "-m", "repro.jobrun", *args.ids, "--profile", args.profile]  # the runner imports no p1/p2
     for flag, value in (("--family", args.family), ("--data", _abs(args.data)), ("--artifacts", _abs(args.artifacts)),
                         ("--device", args.device)):
         if value:
             cmd += [flag, value]
-    return subprocess.run(cmd).returncode
+    sys.stdout.flush()
+    os.execv(sys.executable, cmd)  # this process becomes the job: a scheduler's signal reaches the job itself
 
 
 @command("list", "list the notebooks and their parameters")

@@ -1,0 +1,155 @@
+"""`repro job run` (repro.jobrun, issue 23): one job of the plan, upstream artifacts read-only, done-markers, the
+store on mounts without locks, a job killed mid-write, and one job of each kind on the paper-smoke profile's tiny
+models of the paper's classes over fixture folders in the fetched layout."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from repro.artifacts import SLOW_WRITE_ENV, ArtifactStore, read_json
+from repro.jobrun import JobRunner, UpstreamMissing, done_path, main, plan_jobs
+from repro.jobs import KINDS
+from repro.workbench import StoreMiss, Workbench
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+
+
+@pytest.fixture(scope="module")
+def smoke_jobs():
+    return plan_jobs("smoke")
+
+
+def first_graft(jobs):
+    """A smoke graft job and the fine-tune it grafts."""
+    graft = next(j for j in jobs.values() if j.kind == "graft" and len(j.deps) == 1)
+    return graft, jobs[graft.deps[0]]
+
+
+def test_an_absent_upstream_is_an_error_naming_it_and_is_never_computed(smoke_jobs, tmp_path):
+    graft, ft = first_graft(smoke_jobs)
+    runner = JobRunner(smoke_jobs, artifacts=tmp_path)
+    with pytest.raises(UpstreamMissing, match=rf"upstream missing: finetune {ft.id}; run `repro job run {ft.id}"):
+        runner.run(graft.id)
+    assert not list(tmp_path.rglob("*.safetensors")) and not done_path(graft.id, tmp_path).exists()
+
+
+def test_a_job_computes_its_artifact_once_and_marks_it_done(smoke_jobs, tmp_path):
+    graft, ft = first_graft(smoke_jobs)
+    runner = JobRunner(smoke_jobs, artifacts=tmp_path)
+    m_ft = runner.run(ft.id)
+    m = runner.run(graft.id)
+    assert [e["computed"] for e in m["entries"]] == [True] and m["entry"].startswith("smoke/graft/")
+    sidecar = read_json(tmp_path / (m["entry"] + ".json"))
+    assert m["sha256"] == sidecar["_store"]["sha256"] and m["device"] == "cpu" and m["host"] and m["seconds"] >= 0
+    assert read_json(done_path(graft.id, tmp_path)) == m and m_ft["entry"].startswith("smoke/taskvec/")
+    again = JobRunner(smoke_jobs, artifacts=tmp_path).run(graft.id)  # a second run finds it
+    assert [e["computed"] for e in again["entries"]] == [False] and again["sha256"] == m["sha256"]
+
+
+def test_read_only_and_job_scoped_workbenches_compute_nothing_else(tmp_path, monkeypatch):
+    monkeypatch.setenv("REPRO_STORE_READ_ONLY", "1")
+    wb = Workbench("smoke", artifacts_dir=tmp_path)
+    assert wb.read_only
+    with pytest.raises(StoreMiss, match="read-only store: would compute taskvec .* [(]absent[)]"):
+        wb.finetune("SST-2")
+    assert not list(tmp_path.rglob("*")), "a read-only store is not written (no lock files either)"
+    monkeypatch.delenv("REPRO_STORE_READ_ONLY")
+    wb = Workbench("smoke", artifacts_dir=tmp_path)
+    wb.compute_kinds = frozenset({"graft"})
+    with pytest.raises(StoreMiss, match="not this job's artifact"):
+        wb.finetune("SST-2")
+    wb.compute_kinds = None
+    tau = wb.finetune("SST-2")
+    wb.compute_kinds = frozenset({"graft"})
+    assert wb.graft("SST-2", tau, 0.01)[1]["count"] >= 0  # its own kind computes
+    assert [(e["kind"], e["computed"]) for e in wb.ledger] == [("taskvec", True), ("graft", True)]
+
+
+def test_the_store_goes_on_without_flock_and_warns_once(tmp_path, monkeypatch, caplog):
+    import repro.artifacts as A
+
+    def no_locks(f, op):
+        raise OSError(errno.ENOLCK, "No locks available")
+
+    monkeypatch.setattr(A.fcntl, "flock", no_locks)
+    store = ArtifactStore(tmp_path)
+    with caplog.at_level("WARNING", logger="repro.artifacts"):
+        for _ in range(2):
+            with store.lock(store.path("graft", {"a": 1})):
+                pass
+    assert sum("file locks are unavailable" in r.message for r in caplog.records) == 1
+    monkeypatch.setattr(A.fcntl, "flock", lambda f, op: (_ for _ in ()).throw(OSError(errno.EACCES, "denied")))
+    with pytest.raises(PermissionError):
+        with store.lock(store.path("graft", {"a": 2})):
+            pass
+
+
+def _job_cmd(job_id: str, art: Path) -> list[str]:
+    return [sys.executable, "-m", "repro.runner.cli", "job", "run", job_id, "--profile", "smoke", "--artifacts",
+            str(art)]
+
+
+def _env(**extra: str) -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(SRC), "OMP_NUM_THREADS": "1", "TQDM_DISABLE": "1", **extra}
+
+
+def test_a_job_killed_mid_write_reruns_to_the_same_sha256(smoke_jobs, tmp_path):
+    _, ft = first_graft(smoke_jobs)
+    clean, killed = tmp_path / "clean", tmp_path / "killed"
+    assert subprocess.run(_job_cmd(ft.id, clean), env=_env(), capture_output=True).returncode == 0
+    want = read_json(done_path(ft.id, clean))["sha256"]
+    proc = subprocess.Popen(_job_cmd(ft.id, killed), env=_env(**{SLOW_WRITE_ENV: "60"}),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.time() + 120
+        while not list(killed.glob("smoke/taskvec/.*.tmp")) and time.time() < deadline and proc.poll() is None:
+            time.sleep(0.2)
+        assert list(killed.glob("smoke/taskvec/.*.tmp")), "the write never started"
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    assert not [f for f in killed.rglob("*") if f.is_file() and not f.name.endswith((".tmp", ".lock"))], \
+        "a killed write leaves no artifact and no done-marker"
+    rerun = subprocess.run(_job_cmd(ft.id, killed), env=_env(), capture_output=True, text=True)
+    assert rerun.returncode == 0, rerun.stderr
+    assert read_json(done_path(ft.id, killed))["sha256"] == want
+    assert not list(killed.rglob("*.tmp"))
+
+
+def test_one_job_of_each_kind_runs_on_paper_smoke_over_fixture_folders(tmp_path, capsys):
+    """Issue 22 §4: every job kind of the paper plans runs (paper-smoke's tiny random-init models of the paper's
+    classes: RoBERTa, GPT-2, CLIP ViT, T5) through `repro job run`, reading a fixture tree in the fetched layout."""
+    from repro.data.fixtures import make_fixture_tree
+
+    data = make_fixture_tree(tmp_path / "data", "all")
+    jobs = plan_jobs("paper-smoke")
+    runner = JobRunner(jobs)
+    pick = [min((j for j in jobs.values() if j.kind == kind), key=lambda j: (len(runner.closure(j.id)), j.cost))
+            for kind in KINDS]
+    order: list[str] = []
+
+    def visit(i: str) -> None:
+        for d in jobs[i].deps:
+            visit(d)
+        if i not in order:
+            order.append(i)
+
+    for j in pick:
+        visit(j.id)
+    art = tmp_path / "art"
+    assert main([*order, "--profile", "paper-smoke", "--data", str(data), "--artifacts", str(art)]) == 0
+    out = capsys.readouterr().out
+    for j in pick:
+        marker = json.loads(done_path(j.id, art).read_text())
+        assert marker["entries"] and all(e["sha256"] for e in marker["entries"]), (j.kind, marker)
+        assert f"{j.id}: computed paper-smoke/" in out
+    assert {jobs[i].kind for i in order} == set(KINDS)
