@@ -191,6 +191,7 @@ def measure_loader(prof: Profile, tmp: Path, workers: int, n_batches: int) -> di
     vprof = prof.for_p2("vision")
     wb = Workbench(vprof, artifacts_dir=tmp / "loader")
     task = vprof.p2_tasks[0]
+    wb.task(task)  # registers the task's zero-shot head (collate checks it)
     bs = vprof.p2_finetune.batch_size
     folder = tmp / "jpeg"
     folder.mkdir(parents=True, exist_ok=True)
