@@ -29,10 +29,15 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 from repro.data import hub_nlp, hub_vision
 from repro.data.shapes import DATASET_SHAPES
 from repro.jobs import DataUse, JobSpec, check_deps, dedupe, format_table
-from repro.p1 import appendix_jobs as p1_appendix
-from repro.p1 import calibration_ood_jobs, localization_jobs, multitask_continual_jobs
-from repro.p2 import appendix_jobs as p2_appendix
-from repro.p2 import disentanglement_jobs, sensitivity_jobs, structure_cost_jobs, task_arithmetic_jobs
+from repro.p1.appendix import jobs as p1_appendix
+from repro.p1.calibration_ood import jobs as calibration_ood_jobs
+from repro.p1.localization import jobs as localization_jobs
+from repro.p1.multitask_continual import jobs as multitask_continual_jobs
+from repro.p2.appendix import jobs as p2_appendix
+from repro.p2.disentanglement import jobs as disentanglement_jobs
+from repro.p2.sensitivity import jobs as sensitivity_jobs
+from repro.p2.structure_cost import jobs as structure_cost_jobs
+from repro.p2.task_arithmetic import jobs as task_arithmetic_jobs
 from repro.profiles import PROFILES, Profile, get_profile
 
 #: every notebook chapter and the function declaring its jobs, in the order that owns shared jobs

@@ -9,6 +9,6 @@ Paper section → module → notebook (the algorithm itself, Eq. 1-4, is :mod:`r
 - Tables 6-7 LoRA / adapter baselines: :mod:`repro.p1.peft_baselines` → ``p1_calibration_ood``
 - §5.1 multi-task regions (Fig. 8): :mod:`repro.p1.multitask` → ``p1_multitask_continual``
 - §5.2, App. C.3 continual learning: :mod:`repro.p1.continual` → ``p1_multitask_continual``
-  (per-example correctness for §5's paired claims: :mod:`repro.p1.multitask_runs`)
+  (per-example correctness for §5's paired claims: :mod:`repro.p1.multitask_continual.runs`)
 - App. D.4 (Fig. 15) regions along the fine-tuning trajectory: :mod:`repro.p1.trajectory` → ``p1_appendix``
 """

@@ -7,7 +7,7 @@ reduction in accuracy").
 
 :func:`ece_table` runs Table 2's ECE columns for several seeds on the localization chapter's cached FT models and
 grafts, keeping per-example confidence and correctness of both models on the same test examples, so the claims
-(:mod:`repro.p1.claims_calibration`) can bootstrap the ECE reduction over examples and seeds.
+(:mod:`repro.p1.calibration_ood.claims`) can bootstrap the ECE reduction over examples and seeds.
 """
 
 from __future__ import annotations

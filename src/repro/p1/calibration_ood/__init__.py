@@ -1,0 +1,1 @@
+"""The chapter ``notebooks/p1_calibration_ood.md``."""

@@ -1,0 +1,1 @@
+"""The chapter ``notebooks/p2_disentanglement.md``."""
