@@ -73,7 +73,7 @@ def _setup_cells(notebook: str, n: int = 2) -> list[str]:
 
 @pytest.mark.parametrize("family", ["vision", "nlp"])
 def test_p2_task_arithmetic_paper_builds_the_family_model_on_fetched_data(hub, family, monkeypatch):
-    from repro.data.fetch import fetch
+    from repro.fetch import fetch
     from repro.device import resolve_device
 
     fake, runs, tmp_path = hub

@@ -7,7 +7,7 @@ import pytest
 
 from repro.p2.appendix import claims as ca
 from repro.p2.appendix.plan import appendix_plan
-from repro.p2.task_arithmetic.plan import zoo_tasks
+from repro.p2.zoo import zoo_tasks
 from repro.profiles import get_profile
 from repro.report.results import Results
 

@@ -9,7 +9,7 @@ from repro.p2.disentanglement import claims as cd
 from repro.p2.disentanglement.plan import default_pairs, disentanglement_plan
 from repro.p2.linear_regime import snapshot_steps
 from repro.p2.methods import p2_recipe
-from repro.p2.task_arithmetic.plan import zoo_tasks
+from repro.p2.zoo import zoo_tasks
 from repro.profiles import get_profile
 from repro.report.results import Results
 

@@ -44,7 +44,7 @@ def text_examples(n: int, seed: int = 0) -> list:
 
 def image_examples(n: int, size: int, seed: int = 0) -> list:
     """Random preprocessed images ``[3, size, size]`` with alternating labels."""
-    from repro.models.clip import ImageExample
+    from repro.data.tasks import ImageExample
 
     g = torch.Generator().manual_seed(seed)
     return [ImageExample(torch.randn(3, size, size, generator=g), i % 2) for i in range(n)]

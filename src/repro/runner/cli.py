@@ -163,7 +163,7 @@ def _bench(args: argparse.Namespace) -> int:
 def _fetch(args: argparse.Namespace) -> int:
     import subprocess
 
-    cmd = [sys.executable, "-m", "repro.data.fetch", "--profile", args.profile]  # the runner imports no data code
+    cmd = [sys.executable, "-m", "repro.fetch", "--profile", args.profile]  # the runner imports no data code
     for flag, value in (("--family", args.family), ("--dest", _abs(args.dest)), ("--models", _abs(args.models)),
                         ("--story-cloze", _abs(args.story_cloze)), ("--vision-sources", _abs(args.vision_sources))):
         if value:

@@ -14,7 +14,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from repro.p1.calibration_ood.claims import ece_difference
+from repro.p1.calibration import ece_difference
 from repro.report.results import Results
 from repro.report.verdicts import (Evidence, combine_all, compare, exact, normal_combination, paired_bootstrap,
                                    verdict_from_ci)

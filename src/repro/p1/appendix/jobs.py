@@ -13,9 +13,9 @@ from __future__ import annotations
 from typing import Any
 
 from repro.jobs import DataUse, JobSpec, finetune_job, graft_job, make_job
-from repro.p1.appendix.runs import GPT2_BASE, gpt2_profile
 from repro.p1.appendix.plan import appendix_plan
-from repro.p1.localization.jobs import ft_and_graft_jobs, n_classes
+from repro.p1.appendix.runs import GPT2_BASE, gpt2_profile
+from repro.p1.regions import ft_and_graft_jobs, n_classes
 from repro.profiles import Profile, get_profile
 
 NOTEBOOK = "p1_appendix"

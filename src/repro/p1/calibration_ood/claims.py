@@ -18,7 +18,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from repro.p1.calibration import ece_from_confidence, in_top_bin
+from repro.p1.calibration import ece_difference, ece_from_confidence, in_top_bin
 from repro.p1.calibration_ood.runs import GapRuns, OodRuns, PeftRuns, WiseRuns
 from repro.report.results import Results
 from repro.report.verdicts import N_RESAMPLES, Evidence, combine_all, compare, paired_bootstrap, verdict_from_ci
@@ -173,22 +173,6 @@ def fig6_confidence(res: Results, per_example: PerExample, task: str, n_resample
              f"ECE_graft − ECE_FT below 0); each a paired bootstrap over the seeds and the {conf_ft.shape[1]} test "
              f"examples of the {conf_ft.shape[0]} Table 2 runs, shares and ECE of the seeds pooled; the evidence "
              f"shown is the deciding part's ({worst})")
-
-
-def ece_difference(a: Mapping[str, np.ndarray], b: Mapping[str, np.ndarray], op: str,
-                    n_resamples: int = N_RESAMPLES) -> tuple[str, Evidence]:
-    """``ECE(a) − ECE(b)`` in points ``op`` 0 from per-example ``conf`` / ``correct`` of two models on the same test
-    examples (``[examples]`` or ``[seeds, examples]``), its CI from a paired bootstrap (ECE recomputed on each
-    resample, seeds pooled)."""
-    def stat(ca: np.ndarray, ka: np.ndarray, cb: np.ndarray, kb: np.ndarray) -> float:
-        return 100.0 * (ece_from_confidence(ca, ka) - ece_from_confidence(cb, kb))
-    arrays = [a["conf"], a["correct"], b["conf"], b["correct"]]
-    est, lo, hi = paired_bootstrap(arrays, stat, n_resamples=n_resamples)
-    n_seeds, n = np.atleast_2d(np.asarray(a["conf"])).shape
-    over = "seeds and test examples" if n_seeds > 1 else "test examples"
-    return verdict_from_ci(est, lo, hi, n_examples=int(n), seeds=int(n_seeds), margin=0.0, op=op,
-                           test=f"paired bootstrap over {over}, {n_resamples} resamples, 95% CI of "
-                                f"the ECE difference (points{', seeds pooled' if n_seeds > 1 else ''})")
 
 
 def table1_calibration(res: Results, runs: OodRuns, sources: Sequence[str]) -> dict:
@@ -454,7 +438,6 @@ def table1_gap(res: Results, gap: GapRuns, tasks: Sequence[str], n_resamples: in
                               "table above")
 
 
-__all__ = ["agreement", "ece_difference", "ece_reduction", "fig6_confidence", "fig7_ood_gap", "fig7_small_shift",
-           "fig7e_wise", "matched_pairs", "reduction_ci", "strata_ci", "table1_calibration", "table1_gap",
-           "table3_bitfit_ood",
+__all__ = ["agreement", "ece_reduction", "fig6_confidence", "fig7_ood_gap", "fig7_small_shift", "fig7e_wise",
+           "matched_pairs", "reduction_ci", "strata_ci", "table1_calibration", "table1_gap", "table3_bitfit_ood",
            "table3_retrain_ood", "table6_peft", "table7_peft_ood"]

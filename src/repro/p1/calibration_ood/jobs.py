@@ -15,7 +15,7 @@ from typing import Any
 
 from repro.jobs import DataUse, JobSpec, finetune_job, graft_job, make_job
 from repro.p1.calibration_ood.plan import calibration_plan, calibration_recipes
-from repro.p1.localization.jobs import ft_and_graft_jobs, n_classes
+from repro.p1.regions import ft_and_graft_jobs, n_classes
 from repro.profiles import Profile
 
 NOTEBOOK = "p1_calibration_ood"

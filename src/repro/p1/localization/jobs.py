@@ -5,7 +5,7 @@
 :func:`~repro.p1.localization.plan.variant_recipes` exactly as ``notebooks/p1_localization.md`` does and lists every
 cached artifact the notebook computes (fine-tunes, grafts, re-trained regions), as :class:`repro.jobs.JobSpec`.
 Regions that are not cached (top-movement, random, movement-matched, lottery tickets) and the evaluations are not
-jobs.  :func:`ft_and_graft_jobs` is the Table 2 pair the other P1 chapters share.
+jobs.  :func:`repro.p1.regions.ft_and_graft_jobs` is the Table 2 pair every P1 chapter shares.
 
 A re-training job of a learned region is declared whatever the region's size; at run time
 :func:`repro.p1.regions.retrained_region` skips it when the region came out empty (tiny smoke models), so a notebook
@@ -16,10 +16,10 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from repro.data import get_spec
 from repro.jobs import JobSpec, finetune_job, graft_job
 from repro.p1.localization.plan import localization_plan, variant_recipes
-from repro.profiles import FinetuneRecipe, Profile
+from repro.p1.regions import ft_and_graft_jobs, n_classes
+from repro.profiles import Profile
 
 NOTEBOOK = "p1_localization"
 
@@ -35,19 +35,6 @@ def bias_share(model: str) -> float | None:
         return None
     h, f = BLOCK_DIMS[model]
     return (7 * h + f) / (4 * h * h + 2 * h * f + 9 * h + f)
-
-
-def n_classes(task: str) -> int:
-    return get_spec(task).num_labels
-
-
-def ft_and_graft_jobs(profile: Profile, notebook: str, task: str, *, k: int | None = None, seed: int = 13,
-                      base: float | None = None, steps: int | None = None,
-                      recipe: FinetuneRecipe | None = None) -> tuple[JobSpec, JobSpec]:
-    """:func:`repro.p1.regions.ft_and_graft`: the FT model and its learned graft on γ_base = top-``base``."""
-    base = profile.graft_base_sparsity if base is None else base
-    ft = finetune_job(profile, notebook, task, recipe or profile.p1_finetune, k=k, seed=seed)
-    return ft, graft_job(profile, notebook, task, ft, base, k=k, seed=seed, steps=steps, n_classes=n_classes(task))
 
 
 def curve_jobs(profile: Profile, notebook: str, task: str, vector: JobSpec, sparsities: Sequence[float], *,
@@ -111,4 +98,4 @@ def jobs(profile: Profile, seed: int = 13, **overrides: Any) -> list[JobSpec]:
     return out
 
 
-__all__ = ["BLOCK_DIMS", "NOTEBOOK", "bias_share", "curve_jobs", "ft_and_graft_jobs", "jobs", "n_classes"]
+__all__ = ["BLOCK_DIMS", "NOTEBOOK", "bias_share", "curve_jobs", "jobs"]

@@ -14,8 +14,8 @@ from dataclasses import replace
 from typing import Any, Sequence
 
 from repro.jobs import DataUse, JobSpec, finetune_job, graft_job, graft_recipe, make_job, ref
-from repro.p1.localization.jobs import n_classes
 from repro.p1.multitask_continual.plan import continual_recipe, mt_recipe, multitask_plan
+from repro.p1.regions import n_classes
 from repro.profiles import FinetuneRecipe, Profile
 
 NOTEBOOK = "p1_multitask_continual"

@@ -16,8 +16,8 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from repro.p2.claim_stats import band, paired_gap, task_means
 from repro.p2.task_arithmetic.runs import Correctness
-from repro.p2.task_arithmetic.claims import band, paired_gap, task_means
 from repro.report.results import Results
 from repro.report.verdicts import N_RESAMPLES, Evidence, combine_all, exact, paired_bootstrap, verdict_from_ci
 

@@ -15,8 +15,7 @@ from typing import Any
 
 from repro.jobs import JobSpec, graft_job
 from repro.p2.appendix.plan import appendix_plan
-from repro.p2.task_arithmetic.jobs import data_how, method_jobs, talos_jobs, zoo_jobs
-from repro.p2.task_arithmetic.plan import zoo_tasks
+from repro.p2.zoo import data_how, method_jobs, talos_jobs, zoo_jobs, zoo_tasks
 from repro.profiles import Profile
 
 NOTEBOOK = "p2_appendix"

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, Sequence
 
-from repro.p2.task_arithmetic.plan import zoo_tasks
+from repro.p2.zoo import zoo_tasks
 from repro.plans import ChapterPlan
 from repro.profiles import Profile
 

@@ -17,7 +17,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from repro.p2.claim_gates import gate, is_vision_model, vision_reason
-from repro.p2.task_arithmetic.claims import finite_mean, task_means
+from repro.p2.claim_stats import finite_mean, task_means
 from repro.p2.methods import METHODS, P2_METHODS
 from repro.report.results import Results
 from repro.report.verdicts import N_RESAMPLES, Evidence, combine_all, paired_bootstrap, verdict_from_ci

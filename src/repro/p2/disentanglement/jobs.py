@@ -12,11 +12,10 @@ from __future__ import annotations
 from typing import Any
 
 from repro.jobs import EVAL_PASS, DataUse, JobSpec, make_job
-from repro.p2.task_arithmetic.jobs import data_how, zoo_jobs
-from repro.p2.task_arithmetic.plan import zoo_tasks
 from repro.p2.disentanglement.plan import disentanglement_plan
 from repro.p2.linear_regime import LINEAR_BY_CONSTRUCTION
 from repro.p2.methods import p2_recipe
+from repro.p2.zoo import data_how, zoo_jobs, zoo_tasks
 from repro.profiles import Profile
 
 NOTEBOOK = "p2_disentanglement"

@@ -13,9 +13,9 @@ from typing import Any
 
 import numpy as np
 
-from repro.p2.task_arithmetic.plan import zoo_tasks
 from repro.p2.linear_regime import snapshot_steps
 from repro.p2.methods import p2_recipe
+from repro.p2.zoo import zoo_tasks
 from repro.plans import ChapterPlan
 from repro.profiles import Profile
 

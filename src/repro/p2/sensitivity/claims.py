@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from repro.p2.claim_gates import gate, vision_reason
-from repro.p2.task_arithmetic.claims import finite_mean, task_means
+from repro.p2.claim_stats import finite_mean, task_means
 from repro.p2.sensitivity.runs import RANDOM_SOURCE, mean_off_diagonal
 from repro.p2.sensitivity.views import PRETRAINED
 from repro.report.results import Results

@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from repro.jobs import DataUse, JobSpec, make_job
-from repro.p2.task_arithmetic.jobs import data_how
 from repro.p2.sensitivity.plan import sensitivity_plan
+from repro.p2.zoo import data_how
 from repro.profiles import Profile
 
 NOTEBOOK = "p2_sensitivity"

@@ -12,8 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 from repro.jobs import JobSpec
-from repro.p2.task_arithmetic.jobs import method_jobs, talos_jobs
 from repro.p2.structure_cost.plan import structure_cost_plan
+from repro.p2.zoo import method_jobs, talos_jobs
 from repro.profiles import Profile
 
 NOTEBOOK = "p2_structure_cost"

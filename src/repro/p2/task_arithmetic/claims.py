@@ -6,7 +6,7 @@ one claim to ``res`` and returns it; its docstring quotes the sentence of the pa
 
 Tables 1 and 2 (the headline claims) are judged on per-example test correctness: every method is scored on the same
 test examples (``balanced_sample(..., seed=0)``) for every seed, so a gap between two methods gets a paired
-bootstrap over seeds and examples (:func:`paired_gap`, built on :func:`repro.report.verdicts.paired_bootstrap`).
+bootstrap over seeds and examples (:func:`repro.p2.claim_stats.paired_gap`, built on :func:`repro.report.verdicts.paired_bootstrap`).
 The statistic is the table's: the mean over tasks of each task's accuracy, or for normalized accuracy the mean over
 seeds and tasks of (accuracy / the method's own single-task accuracy), each resample recomputing both numerator and
 denominator on the same drawn examples.  Table 5 (first seed only): the AdaMerging claim is judged the same way on
@@ -19,17 +19,14 @@ profile cannot test.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any, Mapping, Sequence
 
-import numpy as np
-
 from repro.p2.arithmetic import best_other
-from repro.p2.task_arithmetic.runs import Correctness
 from repro.p2.claim_gates import gate, vision_reason
+from repro.p2.claim_stats import band, paired_gap
+from repro.p2.task_arithmetic.runs import Correctness
 from repro.report.results import Results
-from repro.report.verdicts import (N_RESAMPLES, Evidence, combine_all, decide, normal_combination, paired_bootstrap,
-                                   seeds_text, verdict_from_ci)
+from repro.report.verdicts import Evidence, combine_all, normal_combination, seeds_text
 
 Rows = Sequence[Mapping[str, Any]]
 #: The full-FT and post-hoc methods of "TaLoS beats full fine-tuning and the post-hoc methods".
@@ -50,57 +47,6 @@ def gap_evidence(a: float, b: float, abs_a: float, abs_b: float, n: int, *, op: 
     # a = (a / abs_a) · abs_a: each value as its scale times the accuracy fraction abs / 100
     terms = [(sign * (v / p if p > 0 else 1.0), p / 100.0) for sign, v, p in ((1.0, a, abs_a), (-1.0, b, abs_b))]
     return normal_combination(terms, n, op=op, test=TEST)
-
-
-def task_means(x: np.ndarray, ids: np.ndarray, n_tasks: int) -> np.ndarray:
-    """``[seeds, tasks]`` mean of ``x`` over the columns of each task (``ids`` = task index of each column)."""
-    n_seeds = x.shape[0]
-    key = (np.arange(n_seeds)[:, None] * n_tasks + ids.astype(int)).ravel()
-    sums = np.bincount(key, weights=x.ravel(), minlength=n_seeds * n_tasks)
-    cnt = np.bincount(key, minlength=n_seeds * n_tasks)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(cnt > 0, sums / np.maximum(cnt, 1), np.nan).reshape(n_seeds, n_tasks)
-
-
-def finite_mean(x: np.ndarray) -> float:
-    """Mean of the finite entries of ``x`` (NaN when there are none): tasks that cannot be normalized drop out."""
-    x = x[np.isfinite(x)]
-    return float(x.mean()) if x.size else float("nan")
-
-
-def _normalized(acc: np.ndarray, single: np.ndarray) -> np.ndarray:
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(single > 0, acc / np.where(single > 0, single, 1.0), np.nan)
-
-
-def paired_gap(ex: Correctness, a: str, b: str, *, kind: str = "addition", normalized: bool = False, op: str = ">",
-               margin: float = 0.0, n_resamples: int = N_RESAMPLES, seed: int = 0) -> tuple[str, Evidence]:
-    """Verdict of ``stat(a) − stat(b) op margin`` (points) with a paired bootstrap over seeds and test examples.
-
-    ``stat`` is the mean over tasks of the test accuracy of ``kind`` (``addition``, ``target``, …); with
-    ``normalized``, the mean over seeds and tasks of that accuracy divided by the method's own single-task accuracy
-    on the same resampled examples (P2's normalized accuracy).  The task of each resampled column travels with it
-    (a third paired sample), so per-task means stay per task."""
-    xa, ids = ex.stacked(a, kind)
-    xb, _ = ex.stacked(b, kind)
-    samples = [xa, xb, ids]
-    if normalized:
-        samples += [ex.stacked(a, "single")[0], ex.stacked(b, "single")[0]]
-    n_tasks = len(ex.tasks)
-
-    def stat(*m: np.ndarray) -> float:
-        ta, tb = task_means(m[0], m[2], n_tasks), task_means(m[1], m[2], n_tasks)
-        if normalized:
-            ta = _normalized(ta, task_means(m[3], m[2], n_tasks))
-            tb = _normalized(tb, task_means(m[4], m[2], n_tasks))
-        return 100.0 * (finite_mean(ta) - finite_mean(tb))
-
-    est, lo, hi = paired_bootstrap(samples, stat, n_resamples=n_resamples, seed=seed)
-    what = "normalized accuracy" if normalized else f"{kind} accuracy"
-    test = (f"paired bootstrap over {'seeds and ' if xa.shape[0] > 1 else ''}test examples, {n_resamples} "
-            f"resamples, 95% CI of the difference in mean-over-tasks {what} (points)")
-    return verdict_from_ci(est, lo, hi, n_examples=int(xa.shape[1]), seeds=int(xa.shape[0]), margin=float(margin),
-                           test=test, op=op)
 
 
 def _gated(res: Results, cid: str, text: str, paper: str, ours: str, reason: str | None, note: str,
@@ -218,17 +164,6 @@ def table5_ties(res: Results, rows5: Rows, *, n: int) -> dict:
         verdict=verdict, evidence=ev, note="TaLoS + TIES − TaLoS normalized accuracy < 0 at the CI's high end")
 
 
-def band(verdict_low: tuple[str, Evidence], low: float, high: float) -> dict[str, tuple[str, Evidence]]:
-    """A two-sided claim ``low ≤ statistic ≤ high`` as two one-sided parts on the same CI: ``≥ low`` (the given
-    verdict of :func:`paired_gap`) and ``≤ high``; :func:`repro.report.verdicts.combine_all` of the parts holds when
-    the CI lies inside the band and does not hold when it lies entirely outside."""
-    v, ev = verdict_low
-    if ev.op != ">=" or ev.margin != low:
-        raise ValueError(f"band needs the verdict of statistic >= {low}, got {ev.op} {ev.margin}")
-    up = replace(ev, op="<=", margin=float(high))
-    return {f">= {low:g}": (v, ev), f"<= {high:g}": (decide(up.ci_low, up.ci_high, "<=", up.margin), up)}
-
-
 ADA_BAND = (-0.5, 2.5)  #: "benefits little": a change in normalized accuracy within [−0.5, +2.5] points
 
 
@@ -282,7 +217,6 @@ def table5_vs_ft_merging(res: Results, rows5: Rows, *, n: int) -> dict:
              "CI's low end")
 
 
-__all__ = ["ADA_BAND", "FT_POSTHOC", "band", "gap_evidence", "paired_gap", "table1_abs_best", "table1_abs_vision",
-           "table1_best", "table1_vs_ft",
-           "table2_best", "table2_t5large", "table2_vision", "table5_adamerging", "table5_ties",
-           "table5_vs_ft_merging", "finite_mean", "task_means", "values"]
+__all__ = ["ADA_BAND", "FT_POSTHOC", "gap_evidence", "table1_abs_best", "table1_abs_vision", "table1_best",
+           "table1_vs_ft", "table2_best", "table2_t5large", "table2_vision", "table5_adamerging", "table5_ties",
+           "table5_vs_ft_merging", "values"]

@@ -16,11 +16,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from repro.p2.zoo import CPU_TASKS
 from repro.plans import ChapterPlan
 from repro.profiles import Profile
-
-#: the cpu plan's tasks (a breadth cut from the profile's six; all accuracy tasks)
-CPU_TASKS: tuple[str, ...] = ("SST-2", "TREC", "QNLI")
 
 
 @dataclass(frozen=True)
@@ -51,10 +49,4 @@ def arithmetic_plan(profile: Profile, **overrides: Any) -> ArithmeticPlan:
     return plan.with_overrides(**overrides)
 
 
-def zoo_tasks(profile: Profile) -> list[str]:
-    """The tasks the profile's P2 zoo is trained on: those of the §5.1 plan (cpu: :data:`CPU_TASKS`), which the
-    P2 chapters after it (Figs. 2-3, 6-9) reuse from the artifact store instead of training more tasks."""
-    return arithmetic_plan(profile).task_list(profile)
-
-
-__all__ = ["ArithmeticPlan", "CPU_TASKS", "arithmetic_plan", "zoo_tasks"]
+__all__ = ["ArithmeticPlan", "CPU_TASKS", "arithmetic_plan"]

@@ -1,4 +1,4 @@
-"""``repro fetch`` (``python -m repro.data.fetch``): download once what a profile reads, then run offline.
+"""``repro fetch`` (``python -m repro.fetch``): download once what a profile reads, then run offline.
 
 ``repro fetch --profile paper [--family text|vision|nlp] [--dest DIR] [--models DIR]`` writes every dataset of the
 paper profile into the fetched layout (:mod:`repro.data.layout`; ``--dest``, else ``$REPRO_DATA``, else ``data/``)

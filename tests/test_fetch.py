@@ -13,7 +13,7 @@ from hub_fakes import N_IMAGES, N_PER_LABEL, fake_hub  # noqa: F401 - the fixtur
 
 from repro.data import HUB_SOURCES, OOD_ONLY, DataError, check_data_dir, get_spec, load_task
 from repro.data.families import load_family_task
-from repro.data.fetch import fetch, main, plan
+from repro.fetch import fetch, main, plan
 from repro.data.fixtures import FIXTURE_SCALE, fixture_counts, fixture_k, make_fixture_tree
 from repro.data.hub_nlp import N_VAL, NLP_SOURCES, HubRef, hub_rows, read_story_cloze_csvs
 from repro.data.hub_vision import FETCHED_SPLITS, VISION_TASKS, load_vision
@@ -294,7 +294,7 @@ def test_fixture_tree_reads_back_through_the_paper_loaders(tmp_path, three_image
 
 
 def test_check_names_what_is_missing_and_the_runner_checks_before_a_kernel_starts(fake_hub, roots):  # noqa: F811
-    from repro.data.fetch import check, missing
+    from repro.fetch import check, missing
     from repro.runner.execute import ParameterError, check_fetched, fetched_family, kernel_params
 
     data, models = roots
