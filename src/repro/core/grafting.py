@@ -79,7 +79,8 @@ def zero_outside_params(model: Classifier, delta: Mapping[str, torch.Tensor], ma
 
 def movement_mask(delta: Mapping[str, torch.Tensor], sparsity: float) -> Mask:
     """γ_base: the top-s fraction of the eligible parameters by |θ_ft − θ_pre| (P1 §3.1)."""
-    return Mask.top_fraction({n: d.abs() for n, d in delta.items()}, sparsity, largest=True)
+    return Mask.top_fraction({n: d.abs() for n, d in delta.items()}, sparsity, largest=True,
+                             allow_empty=sparsity == 0)  # γ_base = ∅
 
 
 def random_mask(delta: Mapping[str, torch.Tensor], count: int, seed: int = 0) -> Mask:
