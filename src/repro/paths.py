@@ -101,3 +101,32 @@ def folder_digest(folder: str | Path) -> str:
         h.update(f"\0{rel}\0".encode() + hashlib.sha256(f.read_bytes()).digest())
     return h.hexdigest()[:16]
 
+
+
+def unwritable_reason(path: str | Path, what: str, folder: bool = True) -> str | None:
+    """Why ``path`` cannot be written (None when it can): checked before any work starts, so a bad output path is
+    one line up front, not a traceback after the run.  ``folder``: ``path`` is a folder to create or fill, else a
+    file to create or replace (it must then be a regular file if it exists: ``/dev/full`` is refused).  Nothing
+    is created: the nearest existing folder is probed with an unnamed temporary file."""
+    import tempfile
+
+    p = Path(os.path.abspath(os.path.expanduser(str(path))))
+    if os.path.lexists(p) and not p.exists():
+        return f"{what} {p} is a symlink that loops or points nowhere; point it at a real folder"
+    if p.exists():
+        if folder and not p.is_dir():
+            return f"{what} {p} is a file, not a folder"
+        if not folder and not p.is_file():
+            return f"{what} {p} is not a regular file (a folder or a device); give the path of a file to write"
+    cur = p if folder else p.parent
+    while not os.path.lexists(cur):
+        cur = cur.parent
+    if not cur.is_dir():
+        return (f"{what} {p} cannot be created: {cur} is "
+                + ("a symlink that loops or points nowhere" if os.path.islink(cur) else "a file, not a folder"))
+    try:
+        with tempfile.TemporaryFile(dir=cur):
+            pass
+    except OSError as e:
+        return f"{what} {p} is not writable ({cur}: {e.strerror or type(e).__name__})"
+    return None

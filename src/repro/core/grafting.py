@@ -223,6 +223,7 @@ def learn_graft(
     lr, steps, batch_size = recipe.lr, recipe.steps, recipe.batch_size
     max_examples, sigmoid_bias = recipe.max_examples, recipe.sigmoid_bias
     check_finite(delta, "grafting: Δ = θ_ft − θ_pre")
+    check_shapes(delta, {n: p.shape for n, p in model.named_parameters()}, "Δ (learn_graft)")
     if isinstance(base, (int, float)):
         base = movement_mask(delta, float(base))
     check_covers(delta, base.shapes, "Δ (grafting needs a full Δ over the region's tensors)")
