@@ -82,7 +82,7 @@ def folder_digest(folder: str | Path) -> str:
     """
     import hashlib
 
-    root = Path(folder).resolve()
+    root = Path(os.path.realpath(folder))  # never raises (a symlink loop hashes as empty; loading names it)
     seen: set[str] = set()
     entries: list[tuple[str, Path]] = []
     for dirpath, dirnames, filenames in os.walk(root, followlinks=True):

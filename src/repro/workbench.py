@@ -111,6 +111,8 @@ class Workbench:
         seed = self.seed if seed is None else seed
         key = (name, k, seed)
         if key not in self._tasks:
+            if self.data_dir:
+                self.data_tag  # noqa: B018 - the folder's digest is taken before its files are read
             self._tasks[key] = load_task(name, self.profile, seed=seed, k=k, data_dir=self.data_dir)
         if not self.model.has_task(name):
             self.model.add_task(self._tasks[key].spec, linear_head=self.linear_heads)
