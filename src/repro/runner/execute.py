@@ -336,6 +336,7 @@ def run_notebook(name: str, profile: str = "cpu", params: Mapping[str, Any] | No
         raise ParameterError(why)
     sidecar = sidecar_path(res_path)
     key = cache_key(path, profile, params, fingerprint)
+    clean_stale_temp_dirs(log)  # of runs killed earlier (a SIGKILL leaves its TemporaryDirectory behind)
 
     if use_cache:
         info, why = check_run(executed, res_path)
@@ -352,7 +353,6 @@ def run_notebook(name: str, profile: str = "cpu", params: Mapping[str, Any] | No
     nb = read_notebook(path)
     rel_source = os.path.relpath(path, repo_root()) if project_root() else str(path)
     start = time.time()
-    clean_stale_temp_dirs(log)
     with tempfile.TemporaryDirectory(prefix=f"{TEMP_PREFIX}{os.getpid()}-") as tmp, _batch_environment(threads), progress:
         tmp_in = Path(tmp) / f"{name}.ipynb"
         nbformat.write(nb, tmp_in)
