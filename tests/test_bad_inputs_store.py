@@ -405,7 +405,39 @@ def _clear_stale_deletes(tmp: Path, model) -> None:
     assert main(["cache", "verify", "--profile", "smoke", "--artifacts", str(tmp)]) == 0
 
 
+def _old_keyed_entry_retired_once(tmp: Path, model) -> None:
+    """An entry keyed the old way (no key scheme in its sidecar) is never reused, even under an equal key, and a
+    store is swept once, one line per such entry (before: the sampled-digest key was trusted)."""
+    import json
+    import logging
+
+    from repro.artifacts import REKEYED_MARKER, check_entry
+
+    wb, calls = _bare(tmp), []
+    for a in (1, 2):
+        wb.cached("taskvec", {"a": a}, lambda: (calls.append(1), ({"w": torch.ones(2)}, {}))[1], VECTOR)
+    for a in (1, 2):
+        js = wb.store.path("taskvec", {"a": a}).with_suffix(".json")
+        meta = json.loads(js.read_text())
+        del meta["_store"]["keys"]
+        js.write_text(json.dumps(meta))
+        assert check_entry(js.with_suffix("")).startswith("stale: keyed the old way")
+    records: list[str] = []
+    handler = logging.Handler()
+    handler.emit = lambda r: records.append(r.getMessage())
+    logging.getLogger("repro.artifacts").addHandler(handler)
+    try:
+        assert len(wb.store.retire_old_keys()) == 2 and wb.store.retire_old_keys() == []
+    finally:
+        logging.getLogger("repro.artifacts").removeHandler(handler)
+    assert len(records) == 2 and all("stale: keyed the old way" in r for r in records)
+    assert (tmp / REKEYED_MARKER).exists() and not list((tmp / "taskvec").glob("*.json"))
+    wb.cached("taskvec", {"a": 1}, lambda: (calls.append(1), ({"w": torch.ones(2)}, {}))[1], VECTOR)
+    assert len(calls) == 3  # recomputed under the new scheme
+
+
 RIGHT_ANSWERS: dict[str, Callable[[Path, object], None]] = {
+    "old-keyed-entry-retired-once": _old_keyed_entry_retired_once,
     "signs-flipped-past-prefix": _signs_flipped_past_prefix,
     "flipped-labels-retrain": _flipped_labels_retrain,
     "edited-sidecar-recomputed": _edited_sidecar_recomputed,
