@@ -58,3 +58,42 @@ def test_p2_recipe_gives_a_method_its_own_lr_and_keeps_the_rest_shared():
     # a P2 model family brings its own recipe: the text profile's per-method lrs do not carry over
     paper = get_profile("paper").with_(p2_method_lr=(("talos", 5e-3),))
     assert paper.for_p2("vision").p2_method_lr == ()
+
+
+def test_paper_p1_step_budget_is_the_papers_a2_rule():
+    """S8: 16·n·k steps, capped at 16·n·512 (App. A.2); a recipe with steps = 0 takes the budget, others keep theirs."""
+    from dataclasses import replace
+
+    from repro.core.finetune import train
+    from repro.profiles import FinetuneRecipe, StepBudget
+
+    paper = get_profile("paper")
+    assert paper.p1_finetune.steps == 0 and paper.p1_budget == StepBudget(16, 512)
+    assert paper.p1_recipe([2], 64).steps == 2048 and paper.p1_recipe([2], 4096).steps == 16_384
+    assert paper.p1_recipe([3], 4096).steps == 24_576 and paper.p1_recipe([4], 4096).steps == 32_768
+    assert paper.p1_recipe([6]).steps == 6144  # TREC at 64-shot
+    adamw = replace(paper.p1_finetune, optimizer="adamw", lr=1e-5)  # a variant inherits the budget
+    assert paper.p1_recipe([2], 4096, adamw) == replace(adamw, steps=16_384)
+    for name in ("smoke", "cpu"):  # their recipes keep their own steps
+        prof = get_profile(name)
+        assert prof.p1_budget is None and prof.p1_recipe([2], prof.k_shot_large) is prof.p1_finetune
+    with pytest.raises(ValueError, match="p1_budget"):
+        get_profile("smoke", p1_finetune=FinetuneRecipe(steps=0)).p1_recipe([2])
+    with pytest.raises(ValueError, match="steps must be >= 0"):
+        FinetuneRecipe(steps=-1)
+    with pytest.raises(ValueError, match="resolve it first"):
+        train(None, {"t": [1]}, FinetuneRecipe(steps=0), [])
+
+
+def test_workbench_resolves_the_step_budget_into_the_cache_key(tmp_path):
+    from dataclasses import replace
+
+    from repro.profiles import StepBudget
+    from repro.workbench import Workbench
+
+    smoke = get_profile("smoke")
+    prof = smoke.with_(p1_finetune=replace(smoke.p1_finetune, steps=0), p1_budget=StepBudget(1, 2))
+    wb = Workbench(prof, artifacts_dir=tmp_path)
+    _, meta = wb.finetune_run("SST-2")
+    assert meta["config"]["recipe"]["steps"] == 1 * 2 * 2
+    assert wb.p1_recipe(["SST-2", "QNLI"]).steps == 8  # several tasks: the budgets summed

@@ -7,6 +7,7 @@ paths are resolved against it, so a notebook writes to the same place whether Ju
 
 from __future__ import annotations
 
+import hashlib
 import os
 from pathlib import Path
 
@@ -75,13 +76,27 @@ def results_path(output_dir: str | Path, profile: str, notebook: str) -> Path:
     return resolve_path(output_dir) / profile / f"{notebook}.json"
 
 
+def data_root(override: str | Path | None = None) -> Path:
+    """Where ``repro fetch`` writes the hub datasets and the paper profile reads them (``override``, else
+    ``$REPRO_DATA``, else ``data/`` in the repository): the ``--data`` layout, see :mod:`repro.data.fetch`."""
+    return resolve_path(override or os.environ.get("REPRO_DATA", "data"))
+
+
+def models_root(override: str | Path | None = None) -> Path:
+    """Where ``repro fetch`` writes the pre-trained weights and the model builders read them (``override``, else
+    ``$REPRO_MODELS``, else ``models/`` in the repository)."""
+    return resolve_path(override or os.environ.get("REPRO_MODELS", "models"))
+
+
+#: environment that keeps the HF hub / datasets / open_clip from reaching the network: runs read fetched files only
+OFFLINE_ENV: dict[str, str] = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+
+
 def folder_digest(folder: str | Path) -> str:
     """sha256 (16 hex digits) of a data folder's content: every regular file below it that is not hidden, by
     relative path and bytes, following symlinked folders once.  What cache keys hold for a ``--data`` folder, so
     a file edited in place (a flipped label) changes the key while moving or renaming the folder does not.
     """
-    import hashlib
-
     root = Path(os.path.realpath(folder))  # never raises (a symlink loop hashes as empty; loading names it)
     seen: set[str] = set()
     entries: list[tuple[str, Path]] = []
@@ -98,8 +113,28 @@ def folder_digest(folder: str | Path) -> str:
                 entries.append((f.relative_to(root).as_posix(), f))
     h = hashlib.sha256(b"folder_digest/v1")
     for rel, f in sorted(entries):
-        h.update(f"\0{rel}\0".encode() + hashlib.sha256(f.read_bytes()).digest())
+        h.update(f"\0{rel}\0".encode() + _file_digest(f))
     return h.hexdigest()[:16]
+
+
+_BIG_FILE = 1 << 20
+_BIG_DIGESTS: dict[tuple, bytes] = {}
+
+
+def _file_digest(f: Path) -> bytes:
+    """sha256 of a file; files over 1 MiB (fetched datasets) are hashed once per process and (size, mtime, ctime,
+    inode): rewriting one changes its ctime.  Small files (a hand-edited train.jsonl) are always re-read."""
+    st = f.stat()
+    if st.st_size <= _BIG_FILE:
+        return hashlib.sha256(f.read_bytes()).digest()
+    key = (str(f), st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+    if key not in _BIG_DIGESTS:
+        h = hashlib.sha256()
+        with open(f, "rb") as fh:
+            for chunk in iter(lambda: fh.read(1 << 22), b""):
+                h.update(chunk)
+        _BIG_DIGESTS[key] = h.digest()
+    return _BIG_DIGESTS[key]
 
 
 

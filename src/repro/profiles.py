@@ -12,7 +12,7 @@ Every notebook takes ``profile`` as a parameter and reads everything else it nee
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, fields, replace
-from typing import Any
+from typing import Any, Sequence
 
 
 @dataclass(frozen=True)
@@ -22,13 +22,34 @@ class FinetuneRecipe:
     optimizer: str = "sgd"  # sgd | adamw
     lr: float = 1e-3
     batch_size: int = 2
-    steps: int = 1000
+    steps: int = 1000  # 0 = the profile's P1 step budget (Profile.p1_budget), resolved per run by Profile.p1_recipe
     weight_decay: float = 1e-4
     grad_clip: float = 1.0
     warmup_steps: int = 0
     schedule: str = "constant"  # constant | cosine | linear
     eval_every: int = 100  # best-dev checkpointing (P1); 0 = keep the last
     no_decay_bias_ln: bool = True
+
+    def __post_init__(self) -> None:
+        if self.steps < 0:
+            raise ValueError(f"FinetuneRecipe: steps must be >= 0 (0 = the profile's P1 step budget), got {self.steps}")
+
+
+@dataclass(frozen=True)
+class StepBudget:
+    """P1 App. A.2: fine-tune for ``per_example`` · n · min(k, ``shot_cap``) SGD steps on a task with n labels at k
+    examples per label ("16 × n × k steps ... we stop training after 16 × n × 512 steps" for 4096-shot)."""
+
+    per_example: int = 16
+    shot_cap: int = 512
+
+    def __post_init__(self) -> None:
+        _require(self.per_example >= 1 and self.shot_cap >= 1, "StepBudget",
+                 f"per_example and shot_cap must be >= 1, got {self.per_example}, {self.shot_cap}")
+
+    def steps(self, n_labels: int, k: int) -> int:
+        """The budget of one task with ``n_labels`` labels at ``k`` examples per label."""
+        return self.per_example * int(n_labels) * min(int(k), self.shot_cap)
 
 
 def _require(ok: bool, recipe: str, message: str) -> None:
@@ -129,6 +150,9 @@ class Profile:
     p1_tasks: tuple[str, ...] = ("SST-2", "MR", "CR", "MPQA", "Subj", "TREC", "AGNews",
                                  "QNLI", "SNLI", "MNLI", "RTE", "MRPC", "QQP")
     p1_finetune: FinetuneRecipe = FinetuneRecipe()
+    # the P1 step budget that replaces a P1 recipe's steps = 0 (paper: App. A.2, 16·n·min(k, 512)); None: every P1
+    # recipe of the profile gives its own steps
+    p1_budget: StepBudget | None = None
     graft: GraftRecipe = GraftRecipe()
     graft_base_sparsity: float = 1e-5
     sparsities: tuple[float, ...] = (1e-5, 1e-4, 1e-3, 1e-2)
@@ -186,6 +210,20 @@ class Profile:
         for recipe, values in nested.items():
             flat[recipe] = replace(flat.get(recipe, getattr(self, recipe)), **values)
         return replace(self, **flat)
+
+    def p1_recipe(self, n_labels: Sequence[int], k: int | None = None,
+                  recipe: FinetuneRecipe | None = None) -> FinetuneRecipe:
+        """The P1 fine-tuning ``recipe`` (default ``p1_finetune``) of a run on tasks with ``n_labels`` labels each
+        at ``k`` examples per label (default ``k_shot``): ``steps = 0`` becomes :attr:`p1_budget` summed over the
+        tasks (one task: App. A.2; the multi-task model of 8 tasks gets "8 times as many iterations", App. C.1)."""
+        recipe = recipe or self.p1_finetune
+        if recipe.steps:
+            return recipe
+        if self.p1_budget is None:
+            raise ValueError(f"profile {self.name!r}: a P1 recipe with steps = 0 needs the profile's p1_budget "
+                             "(a StepBudget); give the recipe its steps or the profile a budget")
+        k = int(self.k_shot if k is None else k)
+        return replace(recipe, steps=sum(self.p1_budget.steps(n, k) for n in n_labels))
 
     def with_device(self, device: str | None) -> "Profile":
         """A copy running on ``device`` ("auto", "cpu", "cuda", ...); None or "" keeps the profile's default."""
@@ -246,6 +284,15 @@ class P2Family:
     paper_model: str  # the printed column (P2 Tables 1-2): ViT-B/32, T5-Small, T5-Base, ...
     max_length: int = 128
     calibration_examples: int = 32  # TaLoS calibration inputs (vision: the Val split, ≤ 5000; T5: 32)
+    # the official code's per-family baseline settings (spec D9); the defaults are the NLP code's, which the "text"
+    # family (a profile's own model) uses too
+    tall_lambda: float = 0.6  # TALL mask / Consensus λ: 0.2 in the vision code, 0.6 in the NLP code
+    lora_style: str = "peft"  # L-LoRA scale and init (repro.core.adapters.LORA_STYLES): "official-vision" | "peft"
+
+    def __post_init__(self) -> None:
+        _require(self.tall_lambda >= 0, "P2Family", f"tall_lambda must be >= 0, got {self.tall_lambda}")
+        _require(self.lora_style in ("official-vision", "peft"), "P2Family",
+                 f"unknown lora_style {self.lora_style!r}; choose 'official-vision' or 'peft'")
 
 
 #: P2 vision recipe (spec D4): AdamW 1e-5, wd 0.1, batch 128, ~2,000 steps, cosine after 500 warm-up steps
@@ -347,12 +394,19 @@ PROFILES: dict[str, Profile] = {
         k_shot=64,
         k_shot_large=4096,
         n_test=0,
+        # P1 fine-tuning: SGD lr 1e-3, batch 2, wd 1e-4, clip 1.0, dev every 100 steps (official run_task.sh) for
+        # the paper's step budget 16·n·min(k, 512) (App. A.2: 2,048 steps for a binary task at 64-shot, 16,384 at
+        # 4096-shot) instead of the script's 1,000; the paper's lr x batch grid is not searched (departure
+        # "p1-ft-grid")
+        p1_finetune=FinetuneRecipe(steps=0),
+        p1_budget=StepBudget(per_example=16, shot_cap=512),
         graft=GraftRecipe(steps=100),
         device="auto",
         p2_model_family="vision",
         p2_families=(
             P2Family("vision", "clip-vit-b32", VISION_TASKS, "ImageNet", "hub-vision", VISION_RECIPE, "logit",
-                     "ViT-B/32", max_length=77, calibration_examples=5000),
+                     "ViT-B/32", max_length=77, calibration_examples=5000, tall_lambda=0.2,
+                     lora_style="official-vision"),
             P2Family("nlp", "t5-small", NLP_TASKS, "rte", "hub-nlp", NLP_RECIPE, "sequence-loglik", "T5-Small"),
             P2Family("nlp-base", "t5-base", NLP_TASKS, "rte", "hub-nlp", NLP_RECIPE, "sequence-loglik", "T5-Base"),
         ),
@@ -379,7 +433,8 @@ PROFILES["paper-smoke"] = replace(
         P2Family("vision", "tiny-clip", ("EuroSAT", "MNIST", "SVHN"), "ImageNet", "synthetic-images",
                  FinetuneRecipe(optimizer="adamw", lr=1e-3, batch_size=8, steps=6, weight_decay=0.1,
                                 warmup_steps=2, schedule="cosine", eval_every=0, no_decay_bias_ln=False),
-                 "logit", "ViT-B/32", max_length=32, calibration_examples=16),
+                 "logit", "ViT-B/32", max_length=32, calibration_examples=16, tall_lambda=0.2,
+                 lora_style="official-vision"),
         P2Family("nlp", "tiny-t5", ("SST-2", "AGNews"), "RTE", "generated",
                  FinetuneRecipe(optimizer="adamw", lr=1e-3, batch_size=8, steps=6, weight_decay=0.0,
                                 grad_clip=0.0, eval_every=0, no_decay_bias_ln=False),

@@ -218,7 +218,7 @@ class Workbench:
         sparsely (only changed entries).  ``meta["train"]`` is the run's log (best step, seconds, trainable count).
         """
         tasks = [tasks] if isinstance(tasks, str) else list(tasks)
-        recipe = recipe or self.profile.p1_finetune
+        recipe = self.p1_recipe(tasks, recipe, k=k)
         seed = self.seed if seed is None else seed
         datas = {t: self.task(t, k=k, seed=seed) for t in tasks}
         mask_key = trainable if isinstance(trainable, str) else f"mask:{trainable.count()}:{trainable.digest()}"
@@ -247,6 +247,20 @@ class Workbench:
         if heads:
             self._load_heads({n: stored[n] for n in heads})
         return {n: v for n, v in stored.items() if n not in heads}, meta
+
+    def p1_recipe(self, tasks: str | Sequence[str], recipe: FinetuneRecipe | None = None,
+                  k: int | None = None) -> FinetuneRecipe:
+        """``recipe`` (default the profile's P1 recipe) with a ``steps = 0`` resolved to the profile's P1 step budget
+        for ``tasks`` at ``k`` examples per label (:meth:`repro.profiles.Profile.p1_recipe`)."""
+        from repro.data import get_spec
+
+        recipe = recipe or self.profile.p1_finetune
+        if recipe.steps:
+            return recipe
+        tasks = [tasks] if isinstance(tasks, str) else list(tasks)
+        specs = getattr(self.model, "specs", {})
+        labels = [specs[t].num_labels if t in specs else get_spec(t).num_labels for t in tasks]
+        return self.profile.p1_recipe(labels, k or self.profile.k_shot, recipe)
 
     def _load_heads(self, heads: Mapping[str, torch.Tensor]) -> None:
         with torch.no_grad():

@@ -150,17 +150,37 @@ def test_fish_keeps_highest(model, examples):
 
 
 def test_lota_mask_count_exact():
+    """The official count: N − int((1 − d)·N) entries above the k-th smallest |Δ| (no ties here)."""
     g = torch.Generator().manual_seed(0)
     delta = {"x": torch.randn(7, 13, generator=g), "y": torch.randn(29, generator=g)}
-    for density in (0.1, 0.37, 1.0):
+    for density, kept in ((0.1, 12), (0.37, 45), (1.0, 120)):  # 0.37: int(0.63·120) = 75, so 45 (not ⌊44.4⌋)
         mask = lota_mask(delta, density)
-        assert mask.count() == int(density * 120)
+        assert mask.count() == kept == 120 - int((1.0 - density) * 120)
     with pytest.raises(ValueError, match=r"LoTA density must be in \(0, 1\]"):
         lota_mask(delta, 0.0)  # an empty mask would train nothing and pass as a result
     mask = lota_mask(delta, 0.1)
     kept = torch.cat([delta[n].abs()[mask.tensors[n]] for n in delta])
     dropped = torch.cat([delta[n].abs()[~mask.tensors[n]] for n in delta])
     assert float(kept.min()) >= float(dropped.max())
+
+
+def test_lota_mask_ties_at_the_threshold_stay_frozen():
+    """Ties: every entry equal to the threshold is frozen (strict >, as the official code), never by position."""
+    from repro.core.fisher import lota_count_threshold
+
+    delta = {"a": torch.tensor([0.0, 0.0, 0.0, 0.0, 0.5, 0.5, 0.5, 0.5]), "b": torch.tensor([0.5, 0.0, 2.0, 3.0])}
+    # N = 12, d = 0.25: k = int(0.75·12) = 9, the 9th smallest |Δ| is 0.5 → only 2.0 and 3.0 are above it
+    assert lota_count_threshold(12, 0.25) == 9
+    mask = lota_mask(delta, 0.25)
+    assert mask.count() == 2 and mask.tensors["b"].tolist() == [False, False, True, True]
+    # reordering the entries (position) changes nothing: the rule has no positional tie break
+    flipped = lota_mask({"b": delta["b"].flip(0), "a": delta["a"].flip(0)}, 0.25)
+    assert flipped.tensors["b"].flip(0).tolist() == mask.tensors["b"].tolist()
+    # a sparse τ (many exact zeros) keeps only its moved entries when the threshold lands on 0
+    sparse = {"w": torch.cat([torch.zeros(90), torch.linspace(0.1, 1.0, 10)])}
+    assert lota_mask(sparse, 0.2).count() == 10
+    # tiny N: k < 1 keeps everything, as the official code
+    assert lota_mask({"w": torch.tensor([1.0, 2.0])}, 0.6).count() == 2
 
 
 def test_prune_and_perturb_touch_only_selected():

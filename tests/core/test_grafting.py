@@ -139,3 +139,37 @@ def test_the_best_s_is_picked_on_a_balanced_dev_subset_of_max_dev():
     assert _scored_dev(dev, GraftRecipe(max_dev=100), seed=0) == dev
     with pytest.raises(ValueError, match="max_dev"):
         GraftRecipe(max_dev=0)
+
+
+def _record_scored(monkeypatch):
+    """Patch the graft's evaluate to record the labels of every example set it scores."""
+    import repro.core.grafting as grafting
+
+    seen: list[list[int]] = []
+    real = grafting.evaluate
+
+    def recording(model, examples, task, *args, **kwargs):
+        seen.append([e.label for e in examples])
+        return real(model, examples, task, *args, **kwargs)
+
+    monkeypatch.setattr(grafting, "evaluate", recording)
+    return seen
+
+
+def test_graft_selection_set_holds_every_class(tiny_model, sent_examples, monkeypatch):
+    """S2: kshot_split orders train by label, so train[:max_examples] at 4096-shot held a single class; the set
+    the best S is chosen on is a label-balanced seeded subset (the official code scores ≤ 1024 random examples)."""
+    from repro.core.grafting import learn_joint_graft
+
+    delta, _ = _finetuned_delta(tiny_model, sent_examples)
+    train_set = sorted(sent_examples * 4, key=lambda e: e.label)  # 16 per class, ordered by label as kshot_split
+    recipe = GraftRecipe(lr=1e7, steps=2, batch_size=4, max_examples=8)
+    seen = _record_scored(monkeypatch)
+    learn_graft(tiny_model, "sent", delta, train_set, sent_examples, 1e-2, recipe, progress=False)
+    scored_train = [labels for labels in seen if len(labels) == 8]
+    assert scored_train and all(sorted(labels) == [0] * 4 + [1] * 4 for labels in scored_train)
+    seen.clear()
+    learn_joint_graft(tiny_model, ["sent"], delta, {"sent": train_set}, {"sent": sent_examples},
+                      movement_mask(delta, 1e-2), recipe, progress=False)
+    scored_train = [labels for labels in seen if len(labels) == 8]
+    assert scored_train and all(sorted(labels) == [0] * 4 + [1] * 4 for labels in scored_train)

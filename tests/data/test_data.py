@@ -167,7 +167,7 @@ def fake_hub(monkeypatch):
         ("CogComp/trec", None, "train"): {"text": ["What is X ?", "Who is Y ?", "What does NASA stand for ?",
                                                    "Where is Z ?"], "coarse_label": [2, 3, 0, 4]},
         ("CogComp/trec", None, "test"): {"text": ["How far is it ?"], "coarse_label": [5]},
-        ("stanfordnlp/snli", None, "test"): {"premise": ["A man sleeps.", "A dog runs.", "Kids play."],
+        ("stanfordnlp/snli", None, "validation"): {"premise": ["A man sleeps.", "A dog runs.", "Kids play."],
                                              "hypothesis": ["A man rests.", "A cat runs.", "Kids are outside."],
                                              "label": [0, 2, -1]},
         ("SetFit/subj", None, "train"): {"text": ["it is great .", "he moves to rome ."], "label": [1, 0],
@@ -205,10 +205,17 @@ def test_load_hub_maps_labels_to_our_order(fake_hub):
     assert set(HUB_SOURCES) == set(TASKS)
 
 
-def test_load_task_hub_profile(fake_hub):
+def test_load_task_hub_profile_reads_the_fetched_copy(fake_hub, tmp_path, monkeypatch):
+    from repro.data.loaders import fetch_text
+
+    monkeypatch.setenv("REPRO_DATA", str(tmp_path))
     prof = get_profile("paper")
+    with pytest.raises(DataError, match="run `repro fetch --profile paper --family text`"):
+        load_task("SST-2", prof)
+    assert fetch_text("SST-2")["splits"] == {"train": 40, "test": 30}
+    calls = len(fake_hub)
     d = load_task("SST-2", prof, seed=13, k=4, n_test=10)
-    assert len(d.train) == len(d.dev) == 8 and len(d.test) == 10
+    assert len(d.train) == len(d.dev) == 8 and len(d.test) == 10 and len(fake_hub) == calls  # files only
     assert d.meta["source"] == "hub:nyu-mll/glue/sst2" and d.meta["test_label_counts"] == [5, 5]
 
 
@@ -251,3 +258,74 @@ def test_load_task_shared_data(shared_data: Path):
     d = load_task("MNLI", get_profile("smoke"), seed=13, k=8, data_dir=shared_data, n_test=30)
     assert Counter(e.label for e in d.train) == {0: 8, 1: 8, 2: 8} and len(d.test) == 30
     assert d.meta["test_label_counts"] == [10, 10, 10] and d.meta["pool_size"] == 15130
+
+
+# ---- C1: classes with fewer than k examples (P1 4096-shot on RTE, MRPC, CR, Subj, MPQA) -------------------------
+def test_kshot_split_class_smaller_than_k_keeps_a_dev_split():
+    """LM-BFF's slices give a class with n <= k examples an empty dev split (train = all n); the P1 4096-shot runs on
+    RTE (~1,245 per class) then crashed at their first dev check.  Dev is never empty: the paper's own rule for
+    data sizes beyond a class (App. B.2, Table 5: a random 95 % / 5 % split) holds 5 % out."""
+    pool = _pool({0: 40, 1: 100})  # RTE-like at k = 64: class 0 has fewer than k, class 1 fewer than 2k
+    report: dict = {}
+    train, dev = kshot_split(pool, 64, seed=13, allow_short=True, report=report)
+    tr, dv = Counter(e.label for e in train), Counter(e.label for e in dev)
+    assert dv[0] == 2 and tr[0] == 38  # 95 % / 5 % of the 40 (ceil)
+    assert tr[1] == 64 and dv[1] == 36  # LM-BFF where its dev share is at least 5 %
+    assert not set(train) & set(dev) and report["short_labels"] == {0: 40, 1: 100}
+
+
+def test_kshot_split_empty_dev_crash_is_gone(tmp_path: Path):
+    """The crash itself: a task whose classes hold fewer than k examples trains and scores dev without error."""
+    from repro.core.finetune import train
+    from repro.profiles import FinetuneRecipe
+    from repro.workbench import Workbench
+
+    rows = [{"text": f"sentence number {i}", "label": i % 2} for i in range(24)]
+    _write(tmp_path, "RTE", ["entailment", "not_entailment"], train=[dict(r, text_b="b") for r in rows],
+           test=[dict(r, text_b="b") for r in rows[:6]])
+    wb = Workbench("smoke", data_dir=tmp_path, artifacts_dir=tmp_path / "a")
+    data = wb.task("RTE", k=32)  # 12 per class < k
+    assert data.dev and {e.label for e in data.dev} == {0, 1}
+    train(wb.model, {"RTE": data.train}, FinetuneRecipe(steps=2, batch_size=2, eval_every=1), wb.names(),
+          dev_data={"RTE": data.dev}, progress=False)
+    wb.restore_pre()
+
+
+def test_kshot_sizes_rule_and_impossible_splits():
+    from repro.data import DataError, kshot_sizes, check_kshot
+
+    assert kshot_sizes({0: 10_000, 1: 5_000}, 4096) == {0: (4096, 4096), 1: (4096, 904)}
+    assert kshot_sizes({0: 1249, 1: 1241}, 4096) == {0: (1186, 63), 1: (1178, 63)}
+    assert kshot_sizes({0: 2}, 4096) == {0: (1, 1)}
+    with pytest.raises(DataError, match=r"RTE.*k = 4096.*not_entailment.*1"):
+        check_kshot("RTE", {0: 1249, 1: 1}, 4096)
+    with pytest.raises(DataError, match=r"MRPC.*equivalent.*0"):
+        check_kshot("MRPC", {0: 1194}, 4096)  # a label absent from the pool
+    check_kshot("RTE", {0: 1249, 1: 1241}, 4096)  # fine
+
+
+def test_check_splits_fails_when_the_plan_is_built(tmp_path: Path):
+    """A plan's (task, k) requests are checked against the data before anything trains."""
+    from repro.data import DataError, check_splits
+
+    pair = [{"text": f"p{i}", "text_b": "h", "label": i % 2} for i in range(40)]
+    _write(tmp_path, "RTE", ["entailment", "not_entailment"], train=pair, test=pair[:4])
+    odd = [{"text": f"s{i}", "label": 0} for i in range(30)] + [{"text": "one", "label": 1}]
+    _write(tmp_path, "MR", ["negative", "positive"], train=odd, test=odd[:4])
+    _write(tmp_path, "Yelp", ["negative", "positive"], test=odd[:4])
+    prof = get_profile("smoke")
+    sizes = check_splits(prof, [("RTE", 8), ("RTE", 4096)], data_dir=tmp_path)
+    assert sizes[("RTE", 8)] == {"entailment": (8, 8), "not_entailment": (8, 8)}
+    assert sizes[("RTE", 4096)] == {"entailment": (19, 1), "not_entailment": (19, 1)}
+    with pytest.raises(DataError, match=r"MR at k = 4096.*positive.*negative: 30, positive: 1"):
+        check_splits(prof, [("RTE", 4096), ("MR", 4096)], data_dir=tmp_path)
+    with pytest.raises(DataError, match="test-only"):
+        check_splits(prof, [("Yelp", 8)], data_dir=tmp_path)
+    assert check_splits(prof, [("SST-2", 8)])[("SST-2", 8)] == {"negative": (8, 8), "positive": (8, 8)}
+
+
+def test_snli_is_tested_on_its_dev_split():
+    """S11: LM-BFF's SNLI test file has 9,842 rows, SNLI's validation split (the hub test split has 9,824)."""
+    assert HUB_SOURCES["SNLI"].splits == {"train": "train", "test": "validation"}
+    glue = [t for t, s in HUB_SOURCES.items() if s.path == "nyu-mll/glue"]
+    assert all(HUB_SOURCES[t].splits["test"].startswith("validation") for t in glue)

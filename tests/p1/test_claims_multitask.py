@@ -13,7 +13,15 @@ from repro.report.results import Results
 
 def test_plans_per_profile_and_overrides():
     smoke, cpu, paper = (multitask_plan(get_profile(p)) for p in ("smoke", "cpu", "paper"))
-    assert smoke.mt_steps == 20 and cpu.mt_steps == 200 and paper.mt_steps == 8000 and paper.adamw_mt
+    assert smoke.mt_steps == 20 and cpu.mt_steps == 200 and paper.mt_steps is None and paper.adamw_mt
+    # S9: the paper's multi-task / continual runs are 4096-shot per task (App. C.1, C.3), for the 8 tasks' summed
+    # single-task budgets (16·n·512 each: 6 binary + 2 three-class + AG News ... = 163,840 steps)
+    assert paper.k == 4096 and smoke.k is None and cpu.k is None
+    assert mt_recipe(get_profile("paper"), paper).steps == 163_840
+    assert paper.profile_for(get_profile("paper")).k_shot == 4096
+    assert cpu.profile_for(get_profile("cpu")) is get_profile("cpu")  # cpu / smoke keep their k (same cache keys)
+    splits = paper.splits(get_profile("paper"), ("QNLI", "AGNews", "SST-2", "MR"))
+    assert len(splits) == 9 and {k for _, k in splits} == {4096} and splits[-1] == ("MR", 4096)
     assert set(cpu.group_map()) == {"sentiment", "NLI"} and len(paper.group_map()) == 5
     assert multitask_plan(get_profile("paper-smoke")) == smoke
     p = multitask_plan(get_profile("cpu"), mt_tasks=["SST-2", "CR"], n_eval=None)

@@ -33,7 +33,8 @@ def test_method_registry_names_choices():
         methods.method_spec("full")
     with pytest.raises(ValueError, match="choose one of"):
         ar.arithmetic_method("magic")
-    assert methods.METHODS["linearized"].linear and methods.METHODS["l-lora"].linear
+    # L-LoRA linearizes its LoRA branches only (the official code): evaluated as the network itself
+    assert methods.METHODS["linearized"].linear and not methods.METHODS["l-lora"].linear
     assert methods.METHODS["talos"].sparse and methods.METHODS["lota"].sparse
 
 
@@ -61,7 +62,8 @@ def test_talos_and_lota_are_sparse_within_their_masks(wb):
         assert not bool((v != 0)[~mask.tensors[n]].any()), f"{n} changed outside the TaLoS mask"
     assert 0 < _nnz(tau) <= mask.count()
     lota = methods.lota_mask_for(wb, "SST-2")
-    assert lota.count() == int(methods.LOTA_DENSITY * total)
+    official = total - int((1.0 - methods.LOTA_DENSITY) * total)  # entries above the official threshold
+    assert 0.99 * official <= lota.count() <= official  # fewer only where |τ| ties the threshold
     tau_l = methods.finetune_method(wb, "SST-2", "lota")
     for n, v in tau_l.items():
         assert not bool((v != 0)[~lota.tensors[n]].any())

@@ -213,35 +213,83 @@ def test_batch_environment_splits_cores_and_restores(monkeypatch):
         assert "OMP_NUM_THREADS" not in os.environ
 
 
+#: A minimal clone: modules that import each other, both papers' reference tables, two notebooks that import code.
+_CLONE = {
+    "pyproject.toml": "",
+    "src/repro/__init__.py": "",
+    "src/repro/core/__init__.py": "",
+    "src/repro/core/masks.py": "X = 1\n",
+    "src/repro/workbench.py": "from repro.core import masks\n",
+    "src/repro/plans.py": "SEEDS = (13,)\n",
+    "src/repro/device.py": "def pick():\n    import repro.core.masks\n",
+    "src/repro/bench/__init__.py": "",
+    "src/repro/bench/rows.py": "ROWS = ()\n",
+    "src/repro/p1/__init__.py": "",
+    "src/repro/p1/regions.py": "from repro.plans import SEEDS\nfrom ..workbench import masks\n",
+    "src/repro/p2/__init__.py": "",
+    "src/repro/p2/arithmetic.py": "from repro.workbench import masks\n",
+    "src/repro/runner/__init__.py": "",
+    "src/repro/runner/cli.py": "",
+    "book/reference/grafting_table1.csv": "a\n",
+    "book/reference/talos_table1.csv": "a\n",
+    "notebooks/p1_a.md": "# P1\n\n```{code-cell} ipython3\n%matplotlib inline\nfrom repro.p1 import regions\n"
+                         "from repro.device import pick\n```\n",
+    "notebooks/p2_b.md": "# P2\n\n```{code-cell} ipython3\nimport repro.p2.arithmetic\n"
+                         "rows = __import__('repro.bench.rows')\n```\n",
+}
+
+
 def _fake_clone(root):
-    """A minimal clone: shared layers, both paper packages, both papers' reference tables, two notebooks."""
-    for rel in ("pyproject.toml", "src/repro/core/masks.py", "src/repro/workbench.py", "src/repro/p1/regions.py",
-                "src/repro/p2/arithmetic.py", "src/repro/runner/cli.py", "book/reference/grafting_table1.csv",
-                "book/reference/talos_table1.csv", "notebooks/p1_a.md", "notebooks/p2_b.md"):
+    for rel, text in _CLONE.items():
         f = root / rel
         f.parent.mkdir(parents=True, exist_ok=True)
-        f.write_text(f"# {rel}\n")
+        f.write_text(text)
 
 
-def test_notebook_fingerprint_is_scoped_to_its_own_paper(tmp_path, monkeypatch):
+def test_notebook_fingerprint_is_its_import_closure(tmp_path, monkeypatch):
+    """The fingerprint covers exactly the modules a notebook's code cells reach (computed, never hand-kept): an
+    edit to ``plans.py`` re-runs the notebooks that import it, and only those; the runner is never in it."""
     _fake_clone(tmp_path)
     monkeypatch.setenv("REPRO_ROOT", str(tmp_path))
     fp = execute.source_fingerprint
     p1, p2 = fp("p1_a"), fp("p2_b")
     key1 = cache_key("p1_a", "smoke", {})
-    (tmp_path / "src/repro/p2/arithmetic.py").write_text("# edited P2 driver\n")
-    (tmp_path / "book/reference/talos_table1.csv").write_text("edited\n")
-    assert fp("p1_a") == p1 and cache_key("p1_a", "smoke", {}) == key1  # P1 notebooks stay cached
-    assert fp("p2_b") != p2
-    p2 = fp("p2_b")
-    (tmp_path / "src/repro/p1/regions.py").write_text("# edited P1 driver\n")
-    assert fp("p1_a") != p1 and fp("p2_b") == p2
-    p1 = fp("p1_a")
-    (tmp_path / "src/repro/runner/cli.py").write_text("# the runner does not run inside a kernel\n")
-    assert fp("p1_a") == p1 and fp("p2_b") == p2
-    (tmp_path / "src/repro/core/masks.py").write_text("# shared layer edited\n")
-    assert fp("p1_a") != p1 and fp("p2_b") != p2
+
+    def edit(rel: str) -> tuple[bool, bool]:
+        nonlocal p1, p2
+        (tmp_path / rel).write_text((tmp_path / rel).read_text() + "# edited\n")
+        changed = (fp("p1_a") != p1, fp("p2_b") != p2)
+        p1, p2 = fp("p1_a"), fp("p2_b")
+        return changed
+
+    assert edit("src/repro/p2/arithmetic.py") == (False, True)
+    assert cache_key("p1_a", "smoke", {}) == key1  # P1 notebooks stay cached
+    assert edit("book/reference/talos_table1.csv") == (False, True)
+    assert edit("src/repro/plans.py") == (True, False)  # imported by p1/regions.py
+    assert edit("src/repro/device.py") == (True, False)  # imported by the P1 notebook directly
+    assert edit("src/repro/bench/rows.py") == (False, True)  # a dynamic __import__ in the P2 notebook
+    assert edit("src/repro/core/masks.py") == (True, True)  # reached from both, one through a function body
+    assert edit("src/repro/p1/regions.py") == (True, False)
+    assert edit("src/repro/runner/cli.py") == (False, False)  # the runner does not run inside a kernel
+    assert cache_key("p1_a", "smoke", {}) != key1
     assert execute.paper_of("p1_localization") == "p1" and execute.paper_of("stub") is None
+
+
+def test_real_notebooks_fingerprint_the_modules_they_import():
+    """Every book notebook's closure holds ``plans.py`` or ``device.py`` where it imports them (the modules the
+    old hand-kept list missed), and never the other paper's package."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    src = root / "src" / "repro"
+    for nb in sorted((root / "notebooks").glob("*.md")):
+        code = execute._notebook_code(nb)
+        files = {f.relative_to(src).as_posix() for f in execute.import_closure(src, execute._imported_modules(code, "repro"))}
+        assert "__init__.py" in files and "profiles.py" in files, nb.name
+        if "repro.device" in code:
+            assert "device.py" in files, nb.name
+        other = {"p1": "p2/", "p2": "p1/"}.get(execute.paper_of(nb.stem) or "")
+        assert not other or not any(f.startswith(other) for f in files), nb.name
 
 
 def test_runner_imports_no_layer_it_only_runs():

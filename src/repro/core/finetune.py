@@ -230,9 +230,11 @@ def train(
         raise ValueError(f"train_data: task(s) {empty} have no training examples; drop them or load their train split")
     if not (isinstance(recipe.batch_size, int) and recipe.batch_size >= 1):
         raise ValueError(f"FinetuneRecipe.batch_size must be an integer >= 1, got {recipe.batch_size!r}")
-    if not (recipe.steps >= 0 and math.isfinite(recipe.lr) and recipe.lr >= 0):
-        raise ValueError(f"FinetuneRecipe: steps must be >= 0 and lr a finite number >= 0, got steps={recipe.steps}, "
-                         f"lr={recipe.lr!r}")
+    if recipe.steps < 1:
+        raise ValueError("recipe.steps = 0 is the profile's P1 step budget: resolve it first "
+                         "(repro.profiles.Profile.p1_recipe)")
+    if not (math.isfinite(recipe.lr) and recipe.lr >= 0):
+        raise ValueError(f"FinetuneRecipe.lr must be a finite number >= 0, got {recipe.lr!r}")
     for task in train_data:
         model._check_task(task)
     start = time.perf_counter()

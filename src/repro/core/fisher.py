@@ -381,11 +381,28 @@ def fish_masks(model: Classifier, examples: Sequence[Example], task: str, names:
     return {d: Mask.top_fraction(scores, d, largest=True) for d in densities}
 
 
-def lota_mask(delta: Mapping[str, torch.Tensor], density: float) -> Mask:
-    """LoTA (P2 baseline, spec D9): top-``density`` entries by |θ_ft − θ0|, exactly ⌊density·N⌋ of them.
+def lota_count_threshold(n: int, density: float) -> int:
+    """The rank k of the official LoTA threshold: k = int((1 − density)·N) (the k-th smallest score, 1-based)."""
+    return int((1.0 - density) * n)
 
+
+def lota_mask(delta: Mapping[str, torch.Tensor], density: float) -> Mask:
+    """LoTA (P2 baseline, spec D9): the entries whose |θ_ft − θ0| is above the official global threshold.
+
+    As the official ``_global_mask``: over all N entries, t = the k-th smallest |Δ| with k = int((1 − d)·N), and
+    the trainable entries are those with |Δ| > t, i.e. N − k of them (≈ ⌈d·N⌉) when no score ties t.  **Ties:**
+    every entry equal to t stays frozen (strict >), so ties never select by position and the mask can hold fewer
+    than N − k entries (e.g. many exact zeros in Δ).  k < 1 keeps every entry, as the official code.
     Non-selected entries are fully frozen (0); the vision repo's 0.1 learning-rate leak is not reproduced.
     """
     check_fraction(density, "LoTA density")
     check_finite(delta, "LoTA: the task vector")
-    return Mask.top_fraction({n: d.detach().abs() for n, d in delta.items()}, density, largest=True)
+    scores = {n: d.detach().abs().float() for n, d in delta.items()}
+    shapes = Mask.shapes_of(scores)
+    n_total = sum(t.numel() for t in scores.values())
+    k = lota_count_threshold(n_total, density)
+    if k < 1:
+        return Mask.full(shapes)
+    flat = torch.cat([t.reshape(-1).cpu() for t in scores.values()])
+    threshold = torch.kthvalue(flat, k).values
+    return Mask({n: (t.cpu() > threshold) for n, t in scores.items()})

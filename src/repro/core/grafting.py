@@ -7,8 +7,8 @@ The grafted parameters are computed on the fly as overrides (``functional_call``
 Conventions follow the official code (see the book's notes): ``frac = γ_base + (1 − 2γ_base)·σ(S − b)`` with
 b = 10 and S ~ U[0, 1); manual gradient descent with lr 1e7 on the mean over ≤ 1024 training examples per
 step (batches of 8), eval-mode model, no sparsity penalty; after each step the *rounded* mask is scored on
-train + dev and the S with the best sum is kept (strict >); the final mask is round(frac) and its sparsity is
-always reported (the official code never logs it).
+train (a label-balanced seeded subset of ≤ 1024) + dev and the S with the best sum is kept (strict >); the final
+mask is round(frac) and its sparsity is always reported (the official code never logs it).
 """
 
 from __future__ import annotations
@@ -195,6 +195,14 @@ def graft_update(model: Classifier, task: str, examples: Sequence[Example], delt
     return out
 
 
+def scored_train(train: Sequence[Example], recipe: GraftRecipe, seed: int) -> list[Example]:
+    """The training examples scored after each step to pick the best S: a label-balanced seeded subset of
+    ``recipe.max_examples`` (all of them when there are no more).  The official code scores the first ≤ 128 batches
+    of 8 of its randomly sampled train loader; a plain ``train[:max_examples]`` would hold one class at 4096-shot,
+    where the k-shot train split is ordered by label."""
+    return balanced_sample(train, recipe.max_examples, seed=seed)
+
+
 def _scored_dev(dev: Sequence[Example], recipe: GraftRecipe, seed: int) -> list[Example]:
     """The dev examples scored after each step to pick the best S: all, or a label-balanced seeded subset of
     ``recipe.max_dev``."""
@@ -231,11 +239,11 @@ def learn_graft(
     was_training = model.training
     model.eval()
     rng = random.Random(seed)
-    scored_dev = _scored_dev(dev, recipe, seed)
+    scored_dev, scored_tr = _scored_dev(dev, recipe, seed), scored_train(train, recipe, seed)
 
     def score(mask: Mask) -> tuple[float, float]:
         theta = grafted_params(model, delta, mask)
-        tr = evaluate(model, train[:max_examples], task, theta, batch_size=eval_batch_size)["value"]
+        tr = evaluate(model, scored_tr, task, theta, batch_size=eval_batch_size)["value"]
         dv = evaluate(model, scored_dev, task, theta, batch_size=eval_batch_size)["value"] if dev else 0.0
         return tr, dv
 
@@ -291,12 +299,13 @@ def learn_joint_graft(
     model.eval()
     rng = random.Random(seed)
     scored_dev = {t: _scored_dev(dev.get(t) or [], recipe, seed) for t in tasks}
+    scored_tr = {t: scored_train(list(train[t]), recipe, seed) for t in tasks}
 
     def score(mask: Mask) -> float:
         theta = grafted_params(model, delta, mask)
         total = 0.0
         for t in tasks:
-            total += evaluate(model, list(train[t])[:max_examples], t, theta, batch_size=eval_batch_size)["value"]
+            total += evaluate(model, scored_tr[t], t, theta, batch_size=eval_batch_size)["value"]
             if scored_dev[t]:
                 total += evaluate(model, scored_dev[t], t, theta, batch_size=eval_batch_size)["value"]
         return total / len(tasks)

@@ -300,7 +300,8 @@ class Ties(Merger):
 
 @dataclass(frozen=True)
 class Tall(Merger):
-    """TALL masks (single task: τ_t ⊙ m_t) and Consensus merging (merged)."""
+    """TALL masks (single task: τ_t ⊙ m_t) and Consensus merging (merged).  λ: 0.6 in the official NLP code, 0.2
+    in its vision code (P2 sets it per family, ``P2Family.tall_lambda``)."""
 
     lam: float = 0.6
     k: int = 2

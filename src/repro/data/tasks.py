@@ -27,7 +27,8 @@ RTE: entailment, not_entailment), the LM-BFF order for TREC (DESC, ENTY, ABBR, H
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+import math
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
@@ -204,6 +205,46 @@ def get_spec(name: str) -> TaskSpec:
 # ==============================================================================================================
 # samplers
 # ==============================================================================================================
+#: the dev share of a class too small for LM-BFF's k train + k dev: P1 App. B.2 (Table 5) makes "a random 95 % - 5 %
+#: split of the training set to have a validation set" where k exceeds what a class holds
+SHORT_DEV_FRACTION = 0.05
+
+
+def kshot_sizes(counts: Mapping[int, int], k: int) -> dict[int, tuple[int, int]]:
+    """``{label: (n_train, n_dev)}`` that :func:`kshot_split` takes from a class of ``counts[label]`` examples.
+
+    A class with at least 2k examples: LM-BFF's k + k.  A smaller class: LM-BFF's slices (train = the first k, dev =
+    the rest) wherever they leave dev at least 5 % of the class; otherwise (a class with about k or fewer examples,
+    which LM-BFF leaves with an *empty* dev split: RTE, MRPC, CR, Subj, MPQA at 4096-shot) the paper's own rule for
+    data sizes beyond a class (App. B.2): 95 % train, 5 % dev (rounded up, at least 1).  A class with fewer than 2
+    examples has no such split: :func:`check_kshot` raises.
+    """
+    out = {}
+    for lab, n in counts.items():
+        if n >= 2 * k:
+            out[lab] = (k, k)
+            continue
+        dev = min(max(n - k, math.ceil(SHORT_DEV_FRACTION * n), 1), n)
+        out[lab] = (n - dev, dev)
+    return out
+
+
+def check_kshot(task: str, counts: Mapping[int, int], k: int, labels: Sequence[str] | None = None) -> None:
+    """Raise :class:`DataError` naming the task and its per-class counts if a k-shot train/dev split of ``task``
+    cannot exist: a label with no example, or a class too small to give both train and dev an example."""
+    labels = tuple(labels) if labels is not None else (TASKS[task].labels if task in TASKS else ())
+    names = {i: (labels[i] if i < len(labels) else str(i)) for i in set(counts) | set(range(len(labels)))}
+    shown = ", ".join(f"{names[i]}: {counts.get(i, 0)}" for i in sorted(names))
+    missing = [names[i] for i in range(len(labels)) if counts.get(i, 0) == 0]
+    if missing:
+        raise DataError(f"{task} at k = {k}: no training example of label(s) {missing} (per-class counts "
+                        f"{{{shown}}}); a k-shot split needs every label: use another task or fix the data")
+    small = [names[i] for i, n in counts.items() if n < 2]
+    if small:
+        raise DataError(f"{task} at k = {k}: label(s) {small} hold fewer than 2 examples (per-class counts "
+                        f"{{{shown}}}), so no class-balanced train/dev split exists; use another task or fix the data")
+
+
 def kshot_split(examples: Sequence[Example], k: int, seed: int, allow_short: bool = False,
                 report: dict | None = None) -> tuple[list[Example], list[Example]]:
     """LM-BFF k-shot sampler (``tools/generate_k_shot_data.py``): ``(train, dev)`` with k examples per label each.
@@ -211,8 +252,9 @@ def kshot_split(examples: Sequence[Example], k: int, seed: int, allow_short: boo
     ``np.random.seed(seed)`` + shuffle of the original train lines is reproduced by
     ``np.random.RandomState(seed).permutation`` (the same Fisher-Yates draws); examples are bucketed by label in
     order of first appearance in the shuffled list; train = the first k of each bucket, dev = the next k.
-    A label with fewer than 2k examples raises, unless ``allow_short`` (then slices are taken as LM-BFF would,
-    dev getting what remains, and ``report["short_labels"]`` = ``{label: available}``).
+    A label with fewer than 2k examples raises, unless ``allow_short``: then each bucket is cut by
+    :func:`kshot_sizes` (LM-BFF's slices where they leave dev 5 % of the class, else 95 % / 5 %, P1 App. B.2), so
+    dev is never empty, and ``report["short_labels"]`` = ``{label: available}``.
     """
     if k < 1:
         raise ValueError(f"k must be >= 1, got {k}")
@@ -227,8 +269,14 @@ def kshot_split(examples: Sequence[Example], k: int, seed: int, allow_short: boo
     if short and not allow_short:
         raise ValueError(f"kshot_split: labels {short} (label: available examples) have fewer than 2k = {2 * k} "
                          "examples; lower k or pass allow_short=True")
-    train = [ex for b in buckets.values() for ex in b[:k]]
-    dev = [ex for b in buckets.values() for ex in b[k : 2 * k]]
+    counts = {lab: len(b) for lab, b in buckets.items()}
+    small = {lab: n for lab, n in counts.items() if n < 2}
+    if small:
+        raise DataError(f"kshot_split: labels {small} (label: available examples) hold fewer than 2 examples; no "
+                        f"train/dev split exists (per-class counts {counts})")
+    sizes = kshot_sizes(counts, k)
+    train = [ex for lab, b in buckets.items() for ex in b[: sizes[lab][0]]]
+    dev = [ex for lab, b in buckets.items() for ex in b[sizes[lab][0] : sum(sizes[lab])]]
     if report is not None:
         report["short_labels"] = short
     return train, dev

@@ -1,7 +1,8 @@
 """Build the classifier a profile asks for (``Profile.model`` is one of :data:`MODEL_KEYS`).
 
-Hub keys download pre-trained weights (internet or a local HF / open_clip cache); ``tiny-*`` keys build random-init
-models of the same classes with offline tokenizers (tests, smoke).  Lengths: ``max_length`` comes from the profile;
+Hub keys read pre-trained weights that ``repro fetch`` put in the models folder (:mod:`repro.models.hub`; a missing
+one fails naming the command), with the hub switched off; ``tiny-*`` keys build random-init models of the same
+classes with offline tokenizers (tests, smoke).  Lengths: ``max_length`` comes from the profile;
 ``roberta-base`` additionally uses 256 for RTE/MNLI/SNLI (override with ``profile.task_max_length``), and
 ``gpt2`` uses the official 256 (override with ``profile.gpt2_max_length``).
 """
@@ -26,29 +27,38 @@ def _tiny_bert(p: Profile, seed: int) -> Classifier:
     return sentence.build_tiny_bert(seed=seed, max_length=p.max_length, logit_scale=p.logit_scale)
 
 
+def _fetched(key: str) -> str:
+    """The local folder of hub model ``key`` (fails naming ``repro fetch``), the hub switched off for the load."""
+    from repro.models.hub import local_model_dir, offline
+
+    folder = local_model_dir(key)
+    offline()
+    return str(folder)
+
+
 def _roberta(cls_head: bool) -> Callable[[Profile, int], Classifier]:
     def build(p: Profile, seed: int) -> Classifier:
         from repro.models import prompt_lm
-        return prompt_lm.build_roberta("roberta-base", max_length=p.max_length,
+        return prompt_lm.build_roberta(_fetched("roberta-base"), max_length=p.max_length,
                                        task_max_length=p.task_max_length, cls_head=cls_head)
     return build
 
 
 def _gpt2(p: Profile, seed: int) -> Classifier:
     from repro.models import causal_lm
-    return causal_lm.build_gpt2("gpt2", max_length=p.gpt2_max_length)
+    return causal_lm.build_gpt2(_fetched("gpt2"), max_length=p.gpt2_max_length)
 
 
 def _t5(size: str) -> Callable[[Profile, int], Classifier]:
     def build(p: Profile, seed: int) -> Classifier:
         from repro.models import t5
-        return t5.build_t5(f"t5-{size}", max_length=p.max_length)
+        return t5.build_t5(_fetched(f"t5-{size}"), max_length=p.max_length)
     return build
 
 
 def _clip(p: Profile, seed: int) -> Classifier:
     from repro.models import clip
-    return clip.build_clip("ViT-B-32", pretrained="openai")
+    return clip.build_clip("ViT-B-32", pretrained="openai", cache_dir=_fetched("clip-vit-b32"))
 
 
 def _tiny_roberta(cls_head: bool) -> Callable[[Profile, int], Classifier]:
@@ -88,14 +98,30 @@ def _random_roberta_base(p: Profile, seed: int) -> Classifier:
     return prompt_lm.PromptMLMClassifier(RobertaForMaskedLM(cfg), tok, max_length=p.max_length)
 
 
+def _random_gpt2(p: Profile, seed: int) -> Classifier:
+    """GPT-2 small shapes (12 × 768, vocab 50257, 1024 positions), random init, offline tiny BPE tokenizer (GPU check
+    of P1 Table 9's path)."""
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    from repro.models import causal_lm
+    from repro.models.tiny_tokenizers import tiny_bpe_tokenizer
+
+    tok = tiny_bpe_tokenizer("gpt2")
+    cfg = GPT2Config(vocab_size=50257, bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id,
+                     attn_implementation="eager")
+    torch.manual_seed(seed)
+    return causal_lm.CausalLMPromptClassifier(GPT2LMHeadModel(cfg), tok, max_length=p.max_length)
+
+
 def _random_clip_vit_b32(p: Profile, seed: int) -> Classifier:
-    """open_clip ViT-B/32 architecture, random init (no weights download; GPU path check)."""
+    """open_clip ViT-B/32 architecture with QuickGELU (the OpenAI network), random init (no weights download; GPU
+    path check)."""
     import open_clip
 
     from repro.models import clip
 
     torch.manual_seed(seed)
-    model = open_clip.create_model("ViT-B-32", pretrained=None)
+    model = open_clip.create_model("ViT-B-32", pretrained=None, force_quick_gelu=True)
     size = model.visual.image_size
     size = size[0] if isinstance(size, (tuple, list)) else size
     return clip.CLIPImageClassifier(model, open_clip.image_transform(size, is_train=False),
@@ -134,6 +160,7 @@ BUILDERS: dict[str, Callable[[Profile, int], Classifier]] = {
     "tiny-t5": _tiny_t5,
     "tiny-clip": _tiny_clip,
     "random-roberta-base": _random_roberta_base,
+    "random-gpt2": _random_gpt2,
     "random-clip-vit-b32": _random_clip_vit_b32,
     "random-t5-base": _random_t5_base,
 }

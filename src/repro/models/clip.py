@@ -213,11 +213,59 @@ def _dataset_templates(task: str) -> tuple[Template, ...]:
     return templates_for(task) if task in VISION_TEMPLATES or task == "ImageNet" else DEFAULT_TEMPLATES
 
 
-def build_clip(arch: str = "ViT-B-32", pretrained: str = "openai") -> CLIPImageClassifier:
-    """open_clip ``arch`` with ``pretrained`` weights (downloads them; needs internet or the open_clip cache)."""
+def pretrained_quick_gelu(arch: str, pretrained: str, quick_gelu: bool | None = None) -> bool:
+    """Whether the network for ``pretrained`` weights must use QuickGELU (the activation they were trained with).
+
+    A known open_clip tag (``"openai"``: QuickGELU) answers from open_clip's own table; ``quick_gelu`` must agree
+    with it.  Anything else (a checkpoint file) needs ``quick_gelu`` given: the file alone cannot say."""
     import open_clip
 
-    model, train_pre, val_pre = open_clip.create_model_and_transforms(arch, pretrained=pretrained)
+    cfg = open_clip.get_pretrained_cfg(arch, pretrained) if pretrained else {}
+    if cfg:
+        tagged = bool(cfg.get("quick_gelu", False))
+        if quick_gelu is not None and bool(quick_gelu) != tagged:
+            raise ValueError(f"{arch} pretrained={pretrained!r} was trained with quick_gelu={tagged}; "
+                             f"drop quick_gelu={quick_gelu} or pass quick_gelu={tagged}")
+        return tagged
+    if quick_gelu is None:
+        raise ValueError(f"{arch} pretrained={pretrained!r} is not an open_clip tag, so its activation is unknown: "
+                         f"pass quick_gelu=True for OpenAI weights (trained with QuickGELU), False otherwise")
+    return bool(quick_gelu)
+
+
+def visual_activations(model: nn.Module) -> set[str]:
+    """The class names of the MLP activations of the image tower (``{"QuickGELU"}`` for the OpenAI network)."""
+    return {type(block.mlp.gelu).__name__ for block in model.visual.transformer.resblocks}
+
+
+def build_clip(arch: str = "ViT-B-32", pretrained: str = "openai", quick_gelu: bool | None = None,
+               load_weights: bool = True, cache_dir: str | None = None) -> CLIPImageClassifier:
+    """open_clip ``arch`` with ``pretrained`` weights, read from open_clip's download cache ``cache_dir`` (the
+    fetched models folder; None: open_clip's default cache, downloading if needed).
+
+    The network gets the activation the weights were trained with (:func:`pretrained_quick_gelu`): QuickGELU for
+    the OpenAI weights, as open_clip 2.10.1 (the official code's pin) built them.  open_clip ≥ 3 builds
+    ``ViT-B-32`` with ``nn.GELU`` and only warns ("QuickGELU mismatch"); here that warning is an error, and the
+    built image tower's activation is checked.  ``load_weights=False`` builds the same network, random-init.
+    """
+    import warnings
+
+    import open_clip
+
+    quick = pretrained_quick_gelu(arch, pretrained, quick_gelu)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message=".*QuickGELU mismatch.*")
+        try:
+            model, train_pre, val_pre = open_clip.create_model_and_transforms(
+                arch, pretrained=pretrained, force_quick_gelu=quick, load_weights=load_weights,
+                cache_dir=cache_dir)
+        except UserWarning as err:
+            raise RuntimeError(f"open_clip built {arch} with the wrong activation for pretrained={pretrained!r}: "
+                               f"{err}") from err
+    want = "QuickGELU" if quick else "GELU"
+    if visual_activations(model) != {want}:
+        raise RuntimeError(f"open_clip built {arch} with {sorted(visual_activations(model))} activations; "
+                           f"pretrained={pretrained!r} needs {want}")
     return CLIPImageClassifier(model, val_pre, open_clip.get_tokenizer(arch), train_preprocess=train_pre)
 
 

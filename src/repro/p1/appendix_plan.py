@@ -32,6 +32,17 @@ class AppendixPlan(ChapterPlan):
     track_checkpoint: int | None = None               #: Fig. 15 checkpoint (None: see :meth:`checkpoint`)
     track_sparsities: tuple[float, ...] = (1e-3,)     #: Fig. 15 region sizes
     n_eval: int = 0                                   #: test examples per Fig. 15 point (0: all)
+    n_seeds: int = 1                                  #: seeds of Table 9's GPT-2 runs (paper: 5)
+
+    def splits(self, profile: Profile) -> list[tuple[str, int]]:
+        """Every (task, k) whose k-shot split the chapter trains on (checked by :func:`repro.data.check_splits`
+        when the plan is built); Table 9's GPT-2 runs take the paper profile's k-shot sizes there only."""
+        out = [(t, self.large_k or profile.k_shot) for t in self.large_tasks]
+        out += [(t, self.fish_k or profile.k_shot) for t in self.fish_tasks]
+        out += [(t, profile.k_shot) for t in (*self.placement_tasks, self.track_task)]
+        if profile.plan == "paper":
+            out += [(t, k) for k in (profile.k_shot, profile.k_shot_large) for t in profile.p1_tasks if t != "TREC"]
+        return out
 
     def checkpoint(self, ft_steps: int) -> int:
         """The Fig. 15 checkpoint: ``track_checkpoint`` if given, else the snapshot step nearest below half of the
@@ -65,7 +76,7 @@ def appendix_plan(profile: Profile, **overrides: Any) -> AppendixPlan:
                             large_sparsities=(3e-4, 6e-4, 1.2e-3), large_steps=10 * profile.graft.steps,
                             fish_tasks=("SST-2", "AGNews", "QNLI", "QQP"), fish_k=profile.k_shot_large,
                             placement_tasks=tuple(t for t in profile.p1_tasks if t != "TREC"),
-                            track_every=100, track_sparsities=(1e-5, 1e-4, 1e-3), n_eval=0)
+                            track_every=100, track_sparsities=(1e-5, 1e-4, 1e-3), n_eval=0, n_seeds=5)
     return plan.with_overrides(**overrides)
 
 

@@ -69,13 +69,14 @@ def sequential_finetune(wb: "Workbench", sequence: Sequence[str], recipe: Finetu
 
     if not sequence:
         raise ValueError("empty task sequence")
-    recipe = recipe or wb.profile.p1_finetune
-    later_recipe = later_recipe or recipe
+    given, given_later = recipe, later_recipe
     seed = wb.seed if seed is None else seed
     names = wb.names("graftable")
     taus: list[dict[str, torch.Tensor]] = []
     prev: dict[str, torch.Tensor] = {}
     for n, task in enumerate(sequence):
+        recipe = wb.p1_recipe(task, given)  # steps = 0: the profile's P1 step budget for this task
+        later_recipe = wb.p1_recipe(task, given_later or given)
         data = wb.task(task, seed=seed)
         trainable: Sequence[str] | Mask = names
         if regions is not None:

@@ -30,6 +30,13 @@ class LocalizationPlan(ChapterPlan):
     lottery_densities: tuple[float, ...] = (0.1, 0.5, 0.9)  #: Fig. 4b region densities
     n_eval: int = 0                           #: test examples per figure point (0: the whole test split)
 
+    def splits(self, profile: Profile) -> list[tuple[str, int]]:
+        """Every (task, k) whose k-shot split the chapter trains on (checked by :func:`repro.data.check_splits`
+        when the plan is built)."""
+        variant_k = self.variant_k or profile.k_shot
+        return ([(t, profile.k_shot) for t in self.tasks] + [(t, profile.k_shot_large) for t in self.large_tasks]
+                + [(t, variant_k) for t in dict.fromkeys(self.curve_tasks + self.variant_tasks)])
+
 
 def localization_plan(profile: Profile, **overrides: Any) -> LocalizationPlan:
     """The profile's plan for the chapter, with the notebook's non-None parameters applied."""

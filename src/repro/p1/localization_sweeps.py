@@ -208,7 +208,9 @@ def setup_text(profile: "Profile", plan: Mapping[str, Any], seeds: Sequence[int]
         f"graftable set {n_graftable:,} parameters, so top-{base:g} = {int(base * n_graftable)} parameters",
         f"plan: {describe(plan)}",
         f"recipes: SGD {describe(recipes.sgd)}\n AdamW {describe(recipes.adamw)}\n re-training "
-        f"{describe(recipes.retrain)}\n BitFit {describe(recipes.bitfit)}"])
+        f"{describe(recipes.retrain)}\n BitFit {describe(recipes.bitfit)}"]
+        + ([f"steps = 0: the paper's budget {profile.p1_budget.per_example}·n·min(k, {profile.p1_budget.shot_cap}) "
+            f"for a task with n labels at k per label (App. A.2)"] if profile.p1_budget else []))
 
 
 __all__ = ["LocalizationSweeps", "graft_sizes", "plot_bias_and_lottery", "plot_curves", "plot_relative", "setup_text",

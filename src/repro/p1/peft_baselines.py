@@ -59,6 +59,7 @@ def lora_run(wb: "Workbench", task: str, rank: int, recipe: FinetuneRecipe, alph
 
     seed = wb.seed if seed is None else seed
     alpha = float(2 * rank if alpha is None else alpha)
+    recipe = wb.p1_recipe(task, recipe)  # steps = 0: the profile's P1 step budget
     data = wb.task(task, seed=seed)
     config = {"kind": "lora", "rank": rank, "alpha": alpha, "targets": list(LORA_TARGETS),
               **_base_config(wb, task, recipe, seed)}
@@ -78,6 +79,7 @@ def adapter_run(wb: "Workbench", task: str, kind: str, size: int, recipe: Finetu
     if kind not in ADAPTER_KINDS:
         raise ValueError(f"unknown adapter kind {kind!r}; choose one of {ADAPTER_KINDS}")
     seed = wb.seed if seed is None else seed
+    recipe = wb.p1_recipe(task, recipe)  # steps = 0: the profile's P1 step budget
     data = wb.task(task, seed=seed)
     config = {"kind": f"adapter-{kind}", "size": size, **_base_config(wb, task, recipe, seed)}
     from repro.workbench import TENSORS

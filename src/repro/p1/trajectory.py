@@ -41,7 +41,7 @@ def finetune_snapshots(wb: "Workbench", task: str, recipe: FinetuneRecipe | None
     """
     if every < 1:
         raise ValueError(f"every must be >= 1, got {every}")
-    recipe = recipe or wb.profile.p1_finetune
+    recipe = wb.p1_recipe(task, recipe, k=k)  # steps = 0: the profile's P1 step budget
     seed = wb.seed if seed is None else seed
     data = wb.task(task, k=k, seed=seed)
     names = wb.names("graftable")
@@ -78,7 +78,7 @@ def checkpoint_tracking(wb: "Workbench", task: str, sparsities: Sequence[float],
     caps the test examples scored at each checkpoint.  Cached as one JSON artifact.
     """
     p = wb.profile
-    recipe = recipe or p.p1_finetune
+    recipe = wb.p1_recipe(task, recipe, k=k)  # steps = 0: the profile's P1 step budget
     seed = wb.seed if seed is None else seed
     steps = graft_steps or p.graft.steps
     recipe_g = replace(p.graft, steps=steps)

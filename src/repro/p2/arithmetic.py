@@ -3,9 +3,10 @@
 
 Methods.  The five fine-tuning methods of :mod:`repro.p2.methods` (``ft``, ``linearized``, ``l-lora``, ``lota``,
 ``talos``) use their own task vectors as they are; the post-hoc methods re-process the non-linear FT vectors
-with the configured mergers of :data:`repro.core.merging.MERGERS` at the defaults of the official code for NLP (spec D9): TIES keep 10 % (global trim),
-TALL mask / Consensus λ = 0.6, k = 2, DARE p = 0.9 (per tensor, exact count), Breadcrumbs β = 0.1, γ = 0.2 per
-row.  Each method has a *single-task* version of a task's vector (TIES: τ trimmed; TALL: τ_t ⊙ m_t; DARE /
+with the configured mergers of :data:`repro.core.merging.MERGERS` at the defaults of the official code (spec D9):
+TIES keep 10 % (global trim), TALL mask / Consensus λ per family (``P2Family.tall_lambda``: 0.2 vision, 0.6 NLP
+and the "text" family; :func:`for_profile`), k = 2, DARE p = 0.9 (per tensor, exact count), Breadcrumbs β = 0.1,
+γ = 0.2 per row.  Each method has a *single-task* version of a task's vector (TIES: τ trimmed; TALL: τ_t ⊙ m_t; DARE /
 Breadcrumbs: the sparsified τ_t; the others: τ_t itself), which is what its single-task accuracy (the
 normalizer) and task negation use, and a *merged* vector for task addition.
 
@@ -17,7 +18,8 @@ Protocol (spec D7, P2 App. A.1).
 - Negation, per target task t: θ_0 − α·τ_t; α* minimizes the target validation accuracy subject to the control
   task keeping ≥ 95 % of its zero-shot validation accuracy; report target and control test accuracy at α*.
 - The grid is ``alphas`` (default ``profile.alphas``), × 1/(1 − k) for LoTA and TaLoS (k = their sparsity);
-  α = 0 is the pre-trained model (evaluated once).  Linearized methods are evaluated as the linearized network.
+  α = 0 is the pre-trained model (evaluated once).  Linearized FT is evaluated as the linearized network (L-LoRA
+  linearizes its LoRA branches only, so it is evaluated as the network itself).
 
 Evaluation sets.  "Validation" = a label-balanced subset of ``n_val`` examples of each task's k-shot *dev*
 split (P2's T5 code selects α on 32 held-out examples); "test" = the first-``n_test`` label-balanced subset of
@@ -36,13 +38,14 @@ import numpy as np
 
 from repro.artifacts import tensor_digest
 from repro.core.adamerging import adamerging
-from repro.core.merging import MERGERS, Merger, task_arithmetic
+from repro.core.merging import MERGERS, Merger, Tall, task_arithmetic
 from repro.core.taskvec import TaskVector
 from repro.p2.evaluator import Evaluator
 from repro.p2.methods import METHODS as FT_METHODS
-from repro.p2.methods import finetune_method, method_sparsity
+from repro.p2.methods import family_setting, finetune_method, method_sparsity
 
 if TYPE_CHECKING:  # pragma: no cover
+    from repro.profiles import Profile
     from repro.workbench import Workbench
 
 NEGATION_THRESHOLD = 0.95
@@ -92,6 +95,16 @@ def arithmetic_method(key: str) -> ArithmeticMethod:
     if key not in ARITHMETIC_METHODS:
         raise ValueError(f"unknown task-arithmetic method {key!r}; choose one of {list(ARITHMETIC_METHODS)}")
     return ARITHMETIC_METHODS[key]
+
+
+def for_profile(method: ArithmeticMethod, profile: "Profile") -> ArithmeticMethod:
+    """``method`` with its merger set to the profile's P2 family: TALL / Consensus λ = ``P2Family.tall_lambda``
+    (the official code: 0.2 for vision, 0.6 for NLP)."""
+    if isinstance(method.merger, Tall):
+        lam = float(family_setting(profile, "tall_lambda"))
+        if lam != method.merger.lam:
+            return replace(method, merger=replace(method.merger, lam=lam))
+    return method
 
 
 # ==============================================================================================================
@@ -262,7 +275,7 @@ def zero_shot_summary(ev: Evaluator) -> dict[str, Any]:
 def run_method(wb: "Workbench", ev: Evaluator, key: str, alphas: Sequence[float] | None = None,
                negation: bool = True) -> dict[str, Any]:
     """Addition (and negation) results of one Table-1 method, trained and evaluated once (cached JSON)."""
-    method = arithmetic_method(key)
+    method = for_profile(arithmetic_method(key), wb.profile)
     vectors = method_vectors(wb, method, ev.tasks, seed=ev.seed)
     grid = method_alphas(wb, method, wb.profile.alphas if alphas is None else alphas)
     config = {"method": key, "grid": grid, "negation": negation, "eval": ev.config(), "vectors": vectors_key(vectors),

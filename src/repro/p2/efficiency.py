@@ -54,12 +54,13 @@ def _workbench(profile: "str | Profile", data_dir: str | None, seed: int, device
     return Workbench(prof.with_device(device), data_dir=data_dir, artifacts_dir=root, seed=seed)
 
 
-def inject_lora(model, rank: int, alpha: float) -> list[str]:
-    """Insert LoRA on Q and V of the backbone (as :func:`repro.core.adapters.lora_finetune` does); its parameter names."""
-    from repro.core.adapters import inject_lora as _inject
+def inject_lora(model, rank: int, alpha: float, style: str = "peft") -> list[str]:
+    """Insert LoRA on Q and V of the backbone (as :func:`repro.core.adapters.lora_finetune` does); the names L-LoRA
+    trains (the B factors: each branch is linearized around B_0 = 0, so A gets no gradient)."""
+    from repro.core.adapters import inject_lora as _inject, lora_b_names
 
-    names, _, _ = _inject(model, rank, alpha)
-    return names
+    names, _, _ = _inject(model, rank, alpha, style=style)
+    return lora_b_names(names)
 
 
 def _iteration_child(profile: str, data_dir: str | None, seed: int, task: str, method: str, mask: Mask | None,
@@ -71,13 +72,14 @@ def _iteration_child(profile: str, data_dir: str | None, seed: int, task: str, m
 
 def _measure_method(wb: "Workbench", task: str, method: str, mask: Mask | None, iterations: int, warmup: int,
                     device: str | None) -> IterationCost:
-    from repro.p2.methods import LORA_ALPHA, LORA_RANK, METHODS, p2_recipe
+    from repro.p2.methods import LORA_ALPHA, LORA_RANK, METHODS, family_setting, p2_recipe
 
     data = wb.task(task)
     recipe = p2_recipe(wb.profile, method)
     linearized = METHODS[method].linear
     if method == "l-lora":
-        trainable: Sequence[str] | Mask = inject_lora(wb.model, LORA_RANK, LORA_ALPHA)
+        trainable: Sequence[str] | Mask = inject_lora(wb.model, LORA_RANK, LORA_ALPHA,
+                                                      family_setting(wb.profile, "lora_style"))
         if device and device != "cpu":
             wb.model.to(device)
     elif method in ("lota", "talos"):

@@ -13,8 +13,10 @@ key           P2 name          what is trained (all with :func:`p2_recipe`: the 
                                the frozen zero-shot heads stay at θ_0), Ilharco et al. 2023
 ``linearized`` Linearized FT   the same tensors of the first-order Taylor model f(θ0) + J_θ0(θ − θ0)
                                (Ortiz-Jiménez et al. 2023; ``torch.func.jvp``)
-``l-lora``    L-LoRA           linearized LoRA on Q and V, r = 16, α = 32 (Tang et al. 2024; spec D9); folded into
-                               τ = (α/r)·B·A over the Q/V weights
+``l-lora``    L-LoRA           LoRA on Q and V, r = 16, α = 32, each LoRA branch linearized (Tang et al. 2024; the
+                               official code, spec D9): only B trains, A stays at its init; scale and init per family
+                               (``P2Family.lora_style``: vision s = α, xavier / √r; NLP peft s = α/r); folded into
+                               τ = s·B·A_0 over the Q/V weights and evaluated in the (non-linear) network
 ``lota``      LoTA             standard FT → mask of the top ``lota_density`` (10 %) entries by |τ_ft| → masked
                                re-fine-tuning from θ_0 (Panda et al. 2024; NLP code: non-selected entries frozen)
 ``talos``     TaLoS            P2 Alg. 1: :func:`repro.core.fisher.talos_calibrate` on the task's own training inputs
@@ -23,8 +25,9 @@ key           P2 name          what is trained (all with :func:`p2_recipe`: the 
                                entries (the others are bitwise frozen, spec D4)
 ============  ===============  ====================================================================================
 
-Evaluation: the linearized methods (``linearized``, ``l-lora``) live in the tangent space; their models (single
+Evaluation: the linearized method (``linearized``) lives in the tangent space; its models (single
 or merged) are the *linearized* network at θ_0 + α·Σ τ, i.e. ``wb.predict(..., linear_base=linear_base(wb, τ))``.
+L-LoRA linearizes its LoRA branches only, so its models are the network itself at θ_0 + α·Σ τ.
 The α grid of task arithmetic is ``profile.alphas``, and for
 the sparse methods it is stretched by 1/(1 − k), k the method's sparsity (P2 App. A.1, :func:`method_sparsity`).
 The task-arithmetic protocol itself (Tables 1, 2, 5) is :mod:`repro.p2.arithmetic`.
@@ -35,13 +38,13 @@ from __future__ import annotations
 import time
 import warnings
 from dataclasses import asdict, dataclass, replace
-from typing import TYPE_CHECKING, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import torch
 
 from repro.data import balanced_sample
 from repro.core.masks import Mask
-from repro.profiles import FinetuneRecipe, Profile
+from repro.profiles import FinetuneRecipe, P2Family, Profile
 
 if TYPE_CHECKING:  # pragma: no cover
     from repro.workbench import Workbench
@@ -64,7 +67,7 @@ class MethodSpec:
 METHODS: dict[str, MethodSpec] = {
     "ft": MethodSpec("ft", "Non-linear FT", "Full fine-tuning"),
     "linearized": MethodSpec("linearized", "Linearized FT", "Full fine-tuning", linear=True),
-    "l-lora": MethodSpec("l-lora", "L-LoRA", "Parameter-efficient", linear=True),
+    "l-lora": MethodSpec("l-lora", "L-LoRA", "Parameter-efficient"),  # branch-linearized: the network is not
     "lota": MethodSpec("lota", "LoTA", "Parameter-efficient", sparse=True),
     "talos": MethodSpec("talos", "TaLoS", "Parameter-efficient", sparse=True),
 }
@@ -90,6 +93,19 @@ def p2_recipe(profile: Profile, method: str | None = None) -> FinetuneRecipe:
     if method is not None and method_spec(method).key in lrs:
         recipe = replace(recipe, lr=float(lrs[method]))
     return recipe
+
+
+def p2_family(profile: Profile) -> P2Family | None:
+    """The :class:`~repro.profiles.P2Family` a (``Profile.for_p2``) profile runs; None for the "text" family."""
+    name = profile.p2_model_family
+    return None if name == "text" else profile.family(name)
+
+
+def family_setting(profile: Profile, name: str) -> Any:
+    """A per-family baseline setting of P2Family (``tall_lambda``, ``lora_style``): the profile's family's value,
+    else (the "text" family) P2Family's default, the official NLP code's."""
+    fam = p2_family(profile)
+    return getattr(fam if fam is not None else P2Family, name)
 
 
 def describe_lrs(profile: Profile) -> str:
@@ -162,14 +178,18 @@ def _l_lora(wb: "Workbench", task: str, recipe: FinetuneRecipe, seed: int) -> tu
     from repro.workbench import VECTOR
 
     data = wb.task(task, seed=seed)
+    style = family_setting(wb.profile, "lora_style")
+    # "scope": each LoRA branch linearized (only B trains), as the official code; the former whole-network
+    # linearization in the LoRA parameters is gone, so its cached vectors are not reused
     config = {"kind": "l-lora", "rank": LORA_RANK, "alpha": LORA_ALPHA, "targets": list(lora_targets(wb.model)),
-              "recipe": asdict(recipe), **_data_config(wb, task, seed)}
+              "style": style, "scope": "branch", "recipe": asdict(recipe), **_data_config(wb, task, seed)}
 
     def compute() -> tuple[dict[str, torch.Tensor], dict]:
         with warnings.catch_warnings():  # peft notes the config left by an earlier (already removed) injection
             warnings.filterwarnings("ignore", message="Already found a `peft_config` attribute")
             tau, res = lora_finetune(wb.model, {task: data.train}, recipe, rank=LORA_RANK, alpha=LORA_ALPHA,
-                                     dev_data={task: data.dev}, linearized=True, seed=seed, progress=False)
+                                     dev_data={task: data.dev}, linearized=True, seed=seed, progress=False,
+                                     style=style)
         return tau, {"train": {"best_step": res.best_step, "best_dev": res.best_dev,
                                "trainable_count": res.trainable_count, "seconds": res.seconds}}
 

@@ -19,6 +19,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import pandas as pd
 
+from repro.departures import Departure, departures_for
 from repro.report.verdicts import op_symbol, seeds_text, verdict_of
 
 #: Column names read as percentages (fractions ≤ 1 are shown ×100).
@@ -185,6 +186,47 @@ class Rows(list):
 
     def _ipython_display_(self) -> None:
         return None
+
+
+#: Where a notebook page links the departures page (``book/executed/<page>.html`` -> ``book/departures.html``)
+DEPARTURES_PAGE = "../departures.html"
+
+
+class DepartureNote:
+    """The departures of the paper profile that touch one table, as a line of links to the departures page."""
+
+    def __init__(self, table_id: str, records: Sequence[Departure]) -> None:
+        self.table_id, self.records = table_id, list(records)
+
+    def _repr_html_(self) -> str:
+        links = "; ".join(f'<a href="{DEPARTURES_PAGE}#{d.key}">{html.escape(d.what)}</a>' for d in self.records)
+        return (f'<p class="repro-departures"><b>Where the paper profile departs from the paper here</b> '
+                f"({html.escape(self.table_id)}): {links}.</p>")
+
+    def _repr_markdown_(self) -> str:
+        return ("**Where the paper profile departs from the paper here** "
+                f"({self.table_id}): " + "; ".join(f"{d.what} ({d.key})" for d in self.records) + ".")
+
+
+def show(obj: Any) -> None:
+    """Display ``obj`` in the running IPython kernel (a notebook cell's output); nothing outside one or for None."""
+    if obj is None:
+        return
+    try:  # IPython is there wherever a notebook runs; plain scripts and tests have no kernel to show it in
+        from IPython import get_ipython
+        from IPython.display import display
+    except ImportError:
+        return
+    if get_ipython() is not None:
+        display(obj)
+
+
+def departure_note(table_id: str) -> DepartureNote | None:
+    """The note for table ``table_id``: the records of :func:`repro.departures.departures_for` on its base id
+    (``p1-table2-ece`` counts under ``p1-table2`` too), or None when no departure touches it."""
+    base = "-".join(table_id.split("-")[:2])
+    records = {d.key: d for tid in dict.fromkeys((table_id, base)) for d in departures_for(tid)}
+    return DepartureNote(table_id, list(records.values())) if records else None
 
 
 class ClaimView(dict):

@@ -51,7 +51,7 @@ import pandas as pd
 
 from repro.artifacts import write_json
 from repro.paths import project_root, resolve_path, results_path
-from repro.report.display import ClaimView, Rows
+from repro.report.display import ClaimView, Rows, departure_note, show
 from repro.report.verdicts import HOLDS, Evidence, VerdictError, check_consistent, verdict_of
 
 ID_RE = re.compile(r"^p[12]-(table|fig)[1-9][0-9]*[a-z]?(-[a-z0-9]+)*$")
@@ -243,6 +243,7 @@ class Results:
         for i, row in enumerate(clean):
             validate_row(row, f"table {id!r} row {i}")
         self.tables[id] = clean
+        show(departure_note(id))  # in a notebook: the departures of the paper profile that touch this table
         return Rows(clean)
 
     def add_figure(self, id: str, rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:

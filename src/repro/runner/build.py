@@ -10,6 +10,7 @@ Layout (everything under ``results/`` and ``book/executed/`` is generated and gi
                                            the executed copy and the results JSON, run time, per-cell durations
     book/executed/<name>.ipynb             the copy the book renders (staged from the profile being built)
     book/executed/claims_body.md           the generated claims table (included by book/claims.md)
+    book/executed/departures_body.md       the departures of the paper profile (included by book/departures.md)
     book/executed/build_info.md            profile / date / what ran (included by book/intro.md)
     book/_build/html/                      the HTML book
 
@@ -41,8 +42,9 @@ from typing import Any, Callable, Iterable
 from repro.paths import book_dir, repo_root, results_path
 from repro.profiles import PROFILES
 from repro.report.results import ResultsError, load_results, validate
+from repro.departures import departures_markdown
 from repro.report.claims_page import claims_page_markdown
-from repro.runner.execute import (RunResult, check_run, kernel_params, paper_of, param_path, run_many,
+from repro.runner.execute import (RunResult, check_run, kernel_params, param_path, run_many,
                                   source_fingerprint, utc_now)
 from repro.runner.notebooks import (KERNEL, ParameterError, book_notebooks, notebook_parameters,
                                     notebook_title, schedule_order)
@@ -162,7 +164,7 @@ def build_book(profile: str = "cpu", only: Iterable[str] | None = None, jobs: in
     if jobs < 1:
         raise ParameterError("--jobs must be >= 1")
     out_rel = param_path(str(output_dir), keep_relative=True)
-    fingerprints = {p: source_fingerprint(p) for p in {paper_of(n) or n for n in selected}}
+    fingerprints = {n: source_fingerprint(n) for n in selected}  # each notebook's own import closure
     threads = max(1, (os.cpu_count() or 1) // jobs) if jobs > 1 else None  # parallel kernels split the cores
 
     job_args = []
@@ -178,7 +180,7 @@ def build_book(profile: str = "cpu", only: Iterable[str] | None = None, jobs: in
         if name not in selected:
             continue
         job_args.append(dict(name=name, profile=profile, params=params, output_dir=out_rel, use_cache=not force,
-                             fingerprint=fingerprints[paper_of(name) or name], threads=threads))
+                             fingerprint=fingerprints[name], threads=threads))
 
     log(f"repro book: profile={profile}, {len(selected)} of {len(names)} notebooks to execute (cached when "
         f"unchanged), jobs={jobs}")
@@ -223,6 +225,7 @@ def build_book(profile: str = "cpu", only: Iterable[str] | None = None, jobs: in
                                   titles={n: notebook_title(n) for n in names}, built=built,
                                   seconds={n: r.seconds for n, r in runs.items()}, executed_dir=staged)
     _write_if_changed(staged / "claims_body.md", claims + "\n")
+    _write_if_changed(staged / "departures_body.md", departures_markdown() + "\n")
     n_claims = sum(len(r["claims"]) for r in results.values())
     _write_if_changed(staged / "build_info.md", build_info_markdown(profile, results, runs, names, missing,
                                                                        built + " UTC"))

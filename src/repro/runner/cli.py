@@ -145,6 +145,33 @@ def _bench(args: argparse.Namespace) -> int:
     return subprocess.run(cmd).returncode
 
 
+@command("fetch", "download once the datasets and weights a profile reads from the hub (runs then stay offline)",
+         arg("--profile", choices=sorted(PROFILES), default="paper", help="profile to fetch for (default: paper)"),
+         arg("--family", choices=("text", "vision", "nlp"), default=None,
+             help="only this family: text (P1 tasks, roberta-base, GPT-2), vision (P2 images, CLIP), nlp (P2 T5 "
+                  "tasks, t5-small/base); default: all"),
+         arg("--dest", default=None, metavar="DIR", help="data root (default: $REPRO_DATA, else data/); pass it to "
+                                                         "runs as --data DIR"),
+         arg("--models", default=None, metavar="DIR", help="models folder (default: $REPRO_MODELS, else models/)"),
+         arg("--story-cloze", default=None, metavar="DIR",
+             help="folder holding the StoryCloze 2016 CSV files (a manual download; default $REPRO_STORY_CLOZE_DIR)"),
+         arg("--vision-sources", default=None, metavar="DIR",
+             help="torchvision download folder, where Cars / SUN397 / ImageNet are placed by hand (default "
+                  "$REPRO_VISION_ROOT, else ~/.cache/repro/vision)"),
+         arg("--force", action="store_true", help="fetch again what is already there"))
+def _fetch(args: argparse.Namespace) -> int:
+    import subprocess
+
+    cmd = [sys.executable, "-m", "repro.data.fetch", "--profile", args.profile]  # the runner imports no data code
+    for flag, value in (("--family", args.family), ("--dest", _abs(args.dest)), ("--models", _abs(args.models)),
+                        ("--story-cloze", _abs(args.story_cloze)), ("--vision-sources", _abs(args.vision_sources))):
+        if value:
+            cmd += [flag, value]
+    if args.force:
+        cmd.append("--force")
+    return subprocess.run(cmd).returncode
+
+
 @command("list", "list the notebooks and their parameters")
 def _list(args: argparse.Namespace) -> int:
     from repro.runner.notebooks import describe_notebooks

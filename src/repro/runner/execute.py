@@ -3,6 +3,7 @@ and :class:`NotebookError`."""
 
 from __future__ import annotations
 
+import ast
 import concurrent.futures as cf
 import contextlib
 import functools
@@ -20,8 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
-from repro.paths import (artifacts_dir, folder_digest, project_root, repo_root, resolve_path, results_path,
-                         unwritable_reason)
+from repro.paths import (OFFLINE_ENV, artifacts_dir, folder_digest, project_root, repo_root, resolve_path,
+                         results_path, unwritable_reason)
 from repro.profiles import PROFILES
 from repro.report.results import ResultsError, load_results
 from repro.runner.notebooks import (KERNEL, ParameterError, input_files, notebook_parameters, notebook_path,
@@ -60,11 +61,10 @@ class NotebookError(RuntimeError):
 # --------------------------------------------------------------------------------------------------------
 # cache
 # --------------------------------------------------------------------------------------------------------
-#: What every notebook can read: the layers both papers share (``src/repro/<part>``).
-SHARED = ("core", "data", "models", "report", "workbench.py", "artifacts.py", "profiles.py", "paths.py",
-          "progress.py", "__init__.py")
 #: A paper's package and the prefix of its printed tables in ``book/reference``.
 PAPERS = {"p1": "grafting", "p2": "talos"}
+#: The dynamic-import calls whose first string argument names a module (``__import__("repro.models")``).
+_DYNAMIC_IMPORTS = {"__import__", "import_module"}
 
 
 def paper_of(notebook: str | Path) -> str | None:
@@ -73,28 +73,103 @@ def paper_of(notebook: str | Path) -> str | None:
     return prefix if prefix in PAPERS else None
 
 
-def _python_files(path: Path) -> list[Path]:
-    if path.is_file():
-        return [path]
-    return sorted(path.rglob("*.py")) if path.is_dir() else []
+def _module_file(src: Path, module: str) -> Path | None:
+    """The file of ``repro.a.b`` under ``src`` (= ``.../src/repro``): ``a/b.py`` or ``a/b/__init__.py``."""
+    parts = module.split(".")[1:]
+    base = src.joinpath(*parts) if parts else src
+    for cand in (base.with_suffix(".py") if parts else None, base / "__init__.py"):
+        if cand is not None and cand.is_file():
+            return cand
+    return None
+
+
+def _imported_modules(code: str, package: str) -> set[str]:
+    """Every ``repro`` module named by an import in ``code`` (any depth: function-local imports count, and
+    ``__import__("repro.x")`` / ``import_module("repro.x")``); ``package`` resolves relative imports."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:  # a notebook cell with IPython magics: read its import lines alone
+        lines = [ln for ln in code.splitlines() if ln.lstrip().startswith(("import ", "from "))]
+        try:
+            tree = ast.parse("\n".join(ln.strip() for ln in lines))
+        except SyntaxError:
+            return set()
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: max(len(package.split(".")) - node.level + 1, 0)]
+                base = ".".join(anchor + ([base] if base else []))
+            out.add(base)
+            out |= {f"{base}.{a.name}" for a in node.names}  # `from repro.p1 import regions` imports a module
+        elif (isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant)
+              and isinstance(node.args[0].value, str)
+              and getattr(node.func, "id", getattr(node.func, "attr", None)) in _DYNAMIC_IMPORTS):
+            out.add(node.args[0].value)
+    return {m for m in out if m == "repro" or m.startswith("repro.")}
+
+
+def _notebook_code(path: Path) -> str:
+    """The code cells of a jupytext MyST notebook (or an ``.ipynb``), joined: what its kernel imports."""
+    if path.suffix == ".ipynb":
+        cells = json.loads(path.read_text(encoding="utf-8")).get("cells", [])
+        return "\n".join("".join(c.get("source", "")) for c in cells if c.get("cell_type") == "code")
+    out, inside = [], False
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.startswith("```{code-cell}"):
+            inside = True
+        elif inside and line.startswith("```"):
+            inside = False
+        elif inside and not line.startswith((":tags:", "---")):
+            out.append(line)
+    return "\n".join(out)
+
+
+def import_closure(src: Path, roots: set[str]) -> list[Path]:
+    """The files of every ``repro`` module that importing ``roots`` can execute: the static import closure,
+    with each module's parent packages (importing ``repro.p1.x`` runs ``repro/__init__.py`` and
+    ``repro/p1/__init__.py``)."""
+    seen: dict[str, Path] = {}
+    todo = list(roots)
+    while todo:
+        mod = todo.pop()
+        parts = mod.split(".")
+        for i in range(1, len(parts) + 1):  # the module and its parent packages
+            name = ".".join(parts[:i])
+            if name in seen:
+                continue
+            path = _module_file(src, name)
+            if path is None:  # `from repro.x import name`: a name, not a module
+                continue
+            seen[name] = path
+            package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+            todo += sorted(_imported_modules(path.read_text(encoding="utf-8"), package) - seen.keys())
+    return sorted(set(seen.values()))
 
 
 def source_fingerprint(notebook: str | Path | None = None) -> str:
-    """Hash of the code and tables one notebook can read: the :data:`SHARED` layers, its own paper's package
-    (``p1/`` or ``p2/``, by name prefix) and that paper's ``book/reference`` CSVs.
+    """Hash of the code and tables one notebook can read: the files of its static ``repro`` import closure
+    (:func:`import_closure`, computed from the notebook's code cells, never a hand-kept list) and its paper's
+    ``book/reference`` CSVs (by name prefix).  ``notebook=None`` covers every module and table.
 
-    Exact because p1 and p2 never import each other and the runner imports neither: editing ``p2/`` does not
-    re-execute the P1 notebooks.  A notebook without a paper prefix (or ``notebook=None``) covers both papers.
+    Exact for static imports: editing ``p2/`` does not re-execute the P1 notebooks, and editing a module any
+    notebook imports (``plans.py``, ``device.py``, ``bench/``) re-executes exactly the notebooks that reach it.
     """
     root = repo_root()
     src, ref = root / "src" / "repro", root / "book" / "reference"
-    paper = paper_of(notebook) if notebook is not None else None
-    papers = [paper] if paper else sorted(PAPERS)
-    files = [f for part in (*SHARED, *papers) for f in _python_files(src / part)]
-    for p in papers:
-        files += sorted(ref.glob(f"{PAPERS[p]}_*.csv"))
-    if not paper:
-        files += sorted(f for f in ref.glob("*.csv") if not f.name.startswith(tuple(f"{v}_" for v in PAPERS.values())))
+    if notebook is None:
+        files = sorted(src.rglob("*.py"))
+        files += sorted(ref.glob("*.csv"))
+    else:
+        files = import_closure(src, _imported_modules(_notebook_code(notebook_path(notebook)), "repro"))
+        paper = paper_of(notebook)
+        tables = [PAPERS[paper]] if paper else list(PAPERS.values())
+        files += sorted(f for t in tables for f in ref.glob(f"{t}_*.csv"))
+        if not paper:
+            files += sorted(f for f in ref.glob("*.csv") if not f.name.startswith(tuple(f"{v}_" for v in PAPERS.values())))
     h = hashlib.sha256()
     for f in files:
         h.update(f.relative_to(root).as_posix().encode() + b"\0" + f.read_bytes() + b"\0")
@@ -175,7 +250,40 @@ def kernel_params(name: str | Path, profile: str, params: Mapping[str, Any] | No
         if key.endswith("_dir") and isinstance(value, str) and value:
             params[key] = param_path(value, keep_relative=(key == "output_dir"))
     check_paths(name, profile, params)
+    family = fetched_family(Path(str(name)).stem, profile, params.get("model_family") or "")
+    if family:
+        check_fetched(profile, family, params.get("data_dir") or None)
     return params
+
+
+def fetched_family(notebook: str, profile: str, model_family: str = "") -> str | None:
+    """Which ``repro fetch --family`` a notebook of ``profile`` reads (None: the profile reads no fetched files):
+    "text" for P1, the P2 notebook's model family otherwise ("text" = the P1 tasks and model)."""
+    from repro.profiles import PROFILES
+
+    prof = PROFILES.get(profile)
+    if prof is None or prof.data_source != "hub" or not notebook.startswith(("p1_", "p2_")):
+        return None
+    if notebook.startswith("p1_"):
+        return "text"
+    fam = model_family or dict(prof.p2_notebook_families).get(notebook, prof.p2_model_family)
+    fam = "nlp" if fam.startswith("nlp") else fam
+    return fam if fam in ("text", "vision", "nlp") else None  # e.g. "both": the notebook explains itself
+
+
+@functools.lru_cache(maxsize=16)
+def check_fetched(profile: str, family: str, data_dir: str | None = None) -> None:
+    """Before any kernel starts: is everything ``repro fetch`` writes for ``family`` in place?  ``python -m
+    repro.data.fetch --check`` in a subprocess; its one-line error (naming the command) becomes a
+    :class:`ParameterError` (exit 2)."""
+    cmd = [sys.executable, "-m", "repro.data.fetch", "--check", "--profile", profile, "--family", family]
+    if data_dir:
+        cmd += ["--dest", str(resolve_path(data_dir))]
+    proc = subprocess.run(cmd, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          cwd=str(project_root() or Path.cwd()))
+    if proc.returncode != 0:
+        lines = proc.stderr.strip().splitlines()
+        raise ParameterError(f"not fetched: {lines[-1] if lines else f'check failed (exit {proc.returncode})'}")
 
 
 def check_paths(name: str | Path, profile: str, params: Mapping[str, Any]) -> None:
@@ -242,9 +350,11 @@ def _batch_environment(threads: int | None = None) -> Iterator[None]:
     redrawn lines; interactive runs keep them), and with ``threads`` a cap on its OpenMP / MKL threads.
 
     Parallel notebooks (``--jobs``) must split the cores: two kernels each spinning 2 OpenMP threads on 2 cores
-    ran 5-6x slower than one after the other (measured on the smoke book, 2026-11-23).
+    ran 5-6x slower than one after the other (measured on the smoke book, 2026-11-23).  The HF hub, datasets and
+    transformers are switched to offline mode (:data:`repro.paths.OFFLINE_ENV`).
     """
-    changes = {"TQDM_DISABLE": "1", "PYTHONWARNINGS": _NO_IPROGRESS_WARNING}
+    changes = {"TQDM_DISABLE": "1", "PYTHONWARNINGS": _NO_IPROGRESS_WARNING,
+               **OFFLINE_ENV}  # runs read fetched files only (`repro fetch`); the hub stays off in every kernel
     if threads:
         changes.update(OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads))
     before = {k: os.environ.get(k) for k in changes}
