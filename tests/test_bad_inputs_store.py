@@ -320,7 +320,8 @@ def _sst2_folder(root: Path, flip: bool = False) -> Path:
 
 def _signs_flipped_past_prefix(tmp: Path, model) -> None:
     """Two task vectors that differ only by 1,024 sign flips past the first 4096 bytes get different keys, so the
-    second computation is not the first one's cached result (before: same digest, the mask of Δ came back for Δ′)."""
+    second computation is not the first one's cached result (before: same digest, the mask of Δ came back for
+    Δ′)."""
     from repro.artifacts import tensor_digest
 
     g = torch.Generator().manual_seed(0)

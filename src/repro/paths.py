@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import os
 from pathlib import Path
+from typing import Sequence
 
 
 def project_root() -> Path | None:
@@ -92,10 +93,12 @@ def models_root(override: str | Path | None = None) -> Path:
 OFFLINE_ENV: dict[str, str] = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
 
 
-def folder_digest(folder: str | Path) -> str:
+def folder_digest(folder: str | Path, exclude: Sequence[str] = ()) -> str:
     """sha256 (16 hex digits) of a data folder's content: every regular file below it that is not hidden, by
     relative path and bytes, following symlinked folders once.  What cache keys hold for a ``--data`` folder, so
     a file edited in place (a flipped label) changes the key while moving or renaming the folder does not.
+    ``exclude``: top-level entries left out (the workbench leaves out the fetched P2 ``nlp/`` and ``vision/``
+    folders, which its text tasks never read).
     """
     root = Path(os.path.realpath(folder))  # never raises (a symlink loop hashes as empty; loading names it)
     seen: set[str] = set()
@@ -106,7 +109,8 @@ def folder_digest(folder: str | Path) -> str:
             dirnames[:] = []
             continue
         seen.add(real)
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        top = os.path.realpath(dirpath) == str(root)
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and not (top and d in exclude))
         for name in filenames:
             f = Path(dirpath) / name
             if not name.startswith(".") and f.is_file():

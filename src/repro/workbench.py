@@ -16,8 +16,9 @@ from typing import Any, Callable, Generic, Mapping, Sequence, TypeVar
 
 import torch
 
-from repro.artifacts import (KEY_SCHEME, STORE_FIELD, ArtifactError, ArtifactStore, code_fingerprint, load_json_artifact,
-                             load_tensors, read_json, save_json_artifact, save_tensors, stale_reason, tensor_digest)
+from repro.artifacts import (KEY_SCHEME, STORE_FIELD, ArtifactError, ArtifactStore, code_fingerprint,
+                             load_json_artifact, load_tensors, read_json, save_json_artifact, save_tensors,
+                             stale_reason, tensor_digest)
 from repro.data import Example, TaskData
 from repro.core.checks import check_finite, check_pair
 from repro.core.evaluation import Predictions, predict, score
@@ -125,7 +126,8 @@ class Workbench:
         """What every artifact key holds for the data it reads: a digest of its content, not its location.
 
         A ``data_dir`` folder: :func:`repro.paths.folder_digest` of its files (computed once per workbench, when
-        first asked: the tasks it loads are read once too), so a file edited in place retrains.  Packaged tasks:
+        first asked: the tasks it loads are read once too), so a file edited in place retrains; the hub profile's
+        fetched text tasks under the data root likewise (not the P2 ``nlp/`` / ``vision/`` folders).  Packaged tasks:
         the source, its package's version and a digest of the file read.  Generated tasks: the source and the
         generator's data seed (the generator's code is in every entry's code fingerprint)."""
         if getattr(self, "_data_tag", None) is None:
@@ -136,8 +138,16 @@ class Workbench:
         from repro.paths import folder_digest
 
         if self.data_dir:
-            return f"local:{folder_digest(self.data_dir)}"
+            from repro.data.layout import FAMILY_DIRS
+
+            return f"local:{folder_digest(self.data_dir, exclude=[d for d in FAMILY_DIRS.values() if d])}"
         tag = self.profile.data_source
+        if tag == "hub":  # the fetched copies under the data root ($REPRO_DATA or data/): their text task folders
+            from repro.data.layout import FAMILY_DIRS
+            from repro.paths import data_root
+
+            if data_root().is_dir():
+                tag += f":{folder_digest(data_root(), exclude=[d for d in FAMILY_DIRS.values() if d])}"
         if tag == "generated":
             tag += f":seed={int(self.profile.generated_seed)}"
         packaged = dict(self.profile.packaged_tasks)

@@ -114,7 +114,8 @@ class TaskVector:
         if isinstance(scalar, (TaskVector, Mask)) or (isinstance(scalar, torch.Tensor) and scalar.numel() != 1):
             raise TypeError("a TaskVector can only be multiplied by a scalar (use .masked for a Mask)")
         if not math.isfinite(float(scalar)):
-            raise NonFiniteError(f"task-vector arithmetic: α·τ with α = {float(scalar)!r}; α must be a finite number")
+            raise NonFiniteError(f"task-vector arithmetic: α·τ with α = {float(scalar)!r}; α must be a finite "
+                                 f"number")
         _check_operands("α·τ", self)
         return TaskVector({n: t * float(scalar) for n, t in self.tensors.items()})
 

