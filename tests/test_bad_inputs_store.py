@@ -437,7 +437,34 @@ def _old_keyed_entry_retired_once(tmp: Path, model) -> None:
     assert len(calls) == 3  # recomputed under the new scheme
 
 
+def _fetched_text_edit_changes_key(tmp: Path, model) -> None:
+    """The paper profile reads fetched copies under the data root: an edited text task changes its data tag, a new
+    P2 vision folder does not (before: the tag was "hub", whatever the files held)."""
+    import os
+
+    def tag() -> str:
+        wb = Workbench.__new__(Workbench)
+        wb.profile, wb.data_dir = get_profile("paper"), None
+        return wb.data_tag
+
+    old = os.environ.get("REPRO_DATA")
+    os.environ["REPRO_DATA"] = str(_sst2_folder(tmp / "data"))
+    try:
+        first = tag()
+        (tmp / "data" / "vision" / "MNIST").mkdir(parents=True)
+        (tmp / "data" / "vision" / "MNIST" / "LABELS.json").write_text('["0"]')
+        assert tag() == first
+        _sst2_folder(tmp / "data", flip=True)
+        assert tag() != first and tag().startswith("hub:")
+    finally:
+        if old is None:
+            os.environ.pop("REPRO_DATA")
+        else:
+            os.environ["REPRO_DATA"] = old
+
+
 RIGHT_ANSWERS: dict[str, Callable[[Path, object], None]] = {
+    "fetched-text-edit-changes-key": _fetched_text_edit_changes_key,
     "old-keyed-entry-retired-once": _old_keyed_entry_retired_once,
     "signs-flipped-past-prefix": _signs_flipped_past_prefix,
     "flipped-labels-retrain": _flipped_labels_retrain,

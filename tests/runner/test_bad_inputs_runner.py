@@ -335,3 +335,25 @@ def test_run_cache_key_follows_the_packaged_source(monkeypatch):
         keys.append(execute.cache_key("p1_appendix", "cpu", {"profile": "cpu"}, fingerprint="f"))
         keys.append(execute.cache_key("p1_appendix", "smoke", {"profile": "smoke"}, fingerprint="f"))
     assert keys[0] != keys[2] and keys[1] == keys[3]  # cpu follows the package; smoke reads none
+
+
+def test_run_cache_key_follows_the_fetched_files(tmp_path, monkeypatch):
+    """The paper profile's notebooks read the fetched data root: an edited text task or a re-fetched P2 task (its
+    FETCHED.json) re-runs them; the key never reads every image of a vision task."""
+    from repro.runner.execute import cache_key
+
+    root = tmp_path / "data"
+    _task(root)
+    (root / "vision" / "MNIST").mkdir(parents=True)
+    (root / "vision" / "MNIST" / "FETCHED.json").write_text('{"n": 1}')
+    monkeypatch.setenv("REPRO_DATA", str(root))
+    key = lambda: cache_key("p1_appendix", "paper", {"profile": "paper"}, fingerprint="f")
+    first = key()
+    (root / "vision" / "MNIST" / "0000").mkdir()
+    (root / "vision" / "MNIST" / "0000" / "0000001.png").write_bytes(b"\x89PNG")
+    assert key() == first
+    (root / "vision" / "MNIST" / "FETCHED.json").write_text('{"n": 2}')
+    second = key()
+    assert second != first
+    _task(root, train=[{"text": "bad", "label": 1}, {"text": "good", "label": 0}])
+    assert key() != second
