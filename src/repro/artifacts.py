@@ -13,6 +13,12 @@ missing part, a corrupt file (bad checksum, unreadable JSON or safetensors) or a
 to ``<root>/.quarantine/`` and the caller recomputes it.  Entries written before checksums existed count as
 stale.  A file lock (``<root>/.locks/``) keeps two processes from computing one artifact at once.
 
+Keys that cannot collide (key scheme :data:`KEY_SCHEME`, recorded in the sidecar): tensors enter keys through
+:func:`tensor_digest`, a sha256 of their whole content, dtype and shape; data through a digest of its content.  The
+sidecar's own metadata (shapes, dtypes, kind) is checksummed too, so an edited sidecar is rejected like an edited
+tensor file.  Entries of an earlier key scheme are stale; :meth:`ArtifactStore.retire_old_keys` moves them to the
+quarantine once per store, one line each.
+
 This module is a leaf (it imports nothing from repro), so ``repro cache ls|verify|clear`` can use it without
 loading models.  Tensors are read with safetensors only; nothing is ever unpickled.
 """
