@@ -357,3 +357,14 @@ def test_run_cache_key_follows_the_fetched_files(tmp_path, monkeypatch):
     assert second != first
     _task(root, train=[{"text": "bad", "label": 1}, {"text": "good", "label": 0}])
     assert key() != second
+
+
+def test_profile_task_without_its_folder_exits_2_before_any_kernel(tmp_path, capsys):
+    """Without task parameters a notebook reads its paper's tasks of the profile: --data must hold each of them
+    (before: the kernel failed on the first missing folder, exit 1 after tens of seconds)."""
+    data, out = tmp_path / "data", tmp_path / "out"
+    _task(data)  # SST-2 only; the smoke profile's P1 tasks are SST-2 and QNLI
+    assert main(["run", "p1_appendix", "--profile", "smoke", "--data", str(data), "--output-dir", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert f"task 'QNLI' has no folder {data}/QNLI; add it" in err and len(err.splitlines()) == 1
+    assert not out.exists()

@@ -318,6 +318,10 @@ def check_paths(name: str | Path, profile: str, params: Mapping[str, Any]) -> No
     tasks = sorted({t for key, value in params.items() if isinstance(value, list) and TASK_LIST_PARAM.fullmatch(key)
                     for t in value if isinstance(t, str)})
     data_dir = params.get("data_dir") if isinstance(params.get("data_dir"), str) and params.get("data_dir") else None
+    prof = PROFILES.get(profile)
+    if data_dir and not tasks and prof is not None and prof.data_source in ("generated", "local") and paper_of(name):
+        # no task parameter given: the notebook reads its paper's task list of the profile, so --data must hold it
+        tasks = sorted(prof.p1_tasks if paper_of(name) == "p1" else prof.p2_tasks)
     if data_dir or tasks:
         check_data_folder(data_dir, tuple(tasks), profile)
 
