@@ -181,7 +181,7 @@ class Profile:
     device: str = "cpu"
     precision: str = "fp32"
     eval_precision: str | None = None
-    # DataLoader workers building image batches (repro.core.evaluation.batches); None = 0 on CPU, up to 8 on CUDA
+    # DataLoader workers building image batches (repro.core.evaluation.batches); None = 0 on CPU, cores - 1 on CUDA
     loader_workers: int | None = None
     # which notebook plan (per-profile sizes) the profile uses ("" = its own name), and the side of the synthetic
     # images of the paper-smoke / gpu-check vision tasks
