@@ -172,7 +172,8 @@ def selection_labels(train: Sequence, dev: Sequence, select: int, max_dev: int |
 
     delta = {"w": torch.arange(1.0, 9.0)}
     recipe = GraftRecipe(steps=1, max_examples=select, max_dev=max_dev)
-    model = torch.nn.Linear(1, 1)
+    model = torch.nn.Module()
+    model.w = torch.nn.Parameter(torch.zeros_like(delta["w"]))  # Δ is validated against the parameters
     try:
         with mock.patch.object(G, "evaluate", evaluate), \
                 mock.patch.object(G, "grafted_params", lambda *a, **k: {}), \
@@ -184,7 +185,7 @@ def selection_labels(train: Sequence, dev: Sequence, select: int, max_dev: int |
                                     G.movement_mask(delta, 0.5), recipe, seed=0, progress=False)
             else:
                 G.learn_graft(model, "T", delta, list(train), list(dev), 0.5, recipe, seed=0, progress=False)
-    except (AttributeError, TypeError) as e:  # the grafting code changed shape: say so instead of guessing
+    except (AttributeError, TypeError, KeyError, ValueError) as e:  # the grafting code changed shape: say so instead of guessing
         return f"could not observe the graft selection ({type(e).__name__}: {e})"
     return set(seen) if seen else "the graft scored no training example"
 

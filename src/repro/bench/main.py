@@ -192,6 +192,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--output", default=None, metavar="PATH", help="JSON to write (default results/bench.json)")
     args = ap.parse_args(argv)
     problem = check_device(args.device)
+    if not problem and args.output:
+        from repro.paths import unwritable_reason
+
+        problem = unwritable_reason(args.output, "--output", folder=False)  # before the measurement, not after
     if problem:
         print(problem, file=sys.stderr)
         return 2
