@@ -1,4 +1,4 @@
-"""Task vectors (arithmetic, storage), α selection (p2.arithmetic), the disentanglement error (p2.localization)
+"""Task vectors (arithmetic, storage), α selection (p2.arithmetic), the disentanglement error (p2.function_localization)
 and AdaMerging on the tiny model.  The merging kernels are in test_merging.py."""
 
 from __future__ import annotations
