@@ -1,7 +1,7 @@
 """The job inventory of the book and the paper-plan check (issue 21 §2, issue 22 §4).
 
-:func:`inventory` gathers the jobs every chapter declares from its own plan (``repro.p1.*_jobs``,
-``repro.p2.*_jobs``; the type is :mod:`repro.jobs`), one spec per logical id: an artifact two notebooks share is
+:func:`inventory` gathers the jobs every chapter declares from its own plan (``repro.p1.<chapter>.jobs``,
+``repro.p2.<chapter>.jobs``; the type is :mod:`repro.jobs`), one spec per logical id: an artifact two notebooks share is
 one job, owned by the first notebook in :data:`NOTEBOOKS` order.  Nothing here loads a model or a dataset.
 
 :func:`check_plan` checks every job's inputs against dataset shapes (task → split → per-class counts): it builds

@@ -1,5 +1,4 @@
 """The jobs of the chapter ``p1_appendix`` (P1 Tables 5, 8, 9, Figs. 9-10, Fig. 15), declared from its plan.
-(The file is named after the notebook; issue 21 moves it to that chapter's package as ``jobs.py``.)
 
 :func:`jobs` reads :func:`repro.p1.appendix.plan.appendix_plan` as ``notebooks/p1_appendix.md`` does: Table 5's FT
 on ``large_k`` examples per class and its grafts (the longest grafts of P1), the region-growth grafts, Table 8's

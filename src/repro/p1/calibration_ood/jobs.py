@@ -1,6 +1,5 @@
 """The jobs of the chapter ``p1_calibration_ood`` (P1 §4: Table 2 ECE, Table 3, Fig. 7, Tables 6-7, App. D),
 declared from its plan.
-(The file is named after the notebook; issue 21 moves it to that chapter's package as ``jobs.py``.)
 
 :func:`jobs` reads :func:`repro.p1.calibration_ood.plan.calibration_plan` and
 :func:`~repro.p1.calibration_ood.plan.calibration_recipes` as ``notebooks/p1_calibration_ood.md`` does and lists the

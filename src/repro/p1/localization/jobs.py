@@ -1,5 +1,4 @@
 """The jobs of the chapter ``p1_localization`` (P1 §2-3: Table 2, Table 1, Figs. 2-5), declared from its plan.
-(The file is named after the notebook; issue 21 moves it to that chapter's package as ``jobs.py``.)
 
 :func:`jobs` reads :func:`repro.p1.localization.plan.localization_plan` and
 :func:`~repro.p1.localization.plan.variant_recipes` exactly as ``notebooks/p1_localization.md`` does and lists every

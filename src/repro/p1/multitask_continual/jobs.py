@@ -1,5 +1,4 @@
 """The jobs of the chapter ``p1_multitask_continual`` (P1 §5: Fig. 8, Figs. 11-13, Table 4), declared from its plan.
-(The file is named after the notebook; issue 21 moves it to that chapter's package as ``jobs.py``.)
 
 :func:`jobs` reads :func:`repro.p1.multitask_continual.plan.multitask_plan`, :func:`~repro.p1.multitask_continual.plan.mt_recipe` and
 :func:`~repro.p1.multitask_continual.plan.continual_recipe` as ``notebooks/p1_multitask_continual.md`` does: the multi-task

@@ -1,6 +1,5 @@
 """The jobs of the chapter ``p2_appendix`` (P2 App. A.5-A.6: Figs. 8-9, grafted sparse vectors, mask overlaps),
 declared from its plan.
-(The file is named after the notebook; issue 21 moves it to that chapter's package as ``jobs.py``.)
 
 :func:`jobs` reads :func:`repro.p2.appendix.plan.appendix_plan` as ``notebooks/p2_appendix.md`` does: the zoo of the
 first seed (Fig. 9), TaLoS calibrated and fine-tuned at every sparsity of the Fig. 8 sweep

@@ -1,5 +1,4 @@
 """The jobs of the chapter ``p2_disentanglement`` (P2 §5.2, App. A.4: Figs. 2, 3, 6, 7), declared from its plan.
-(The file is named after the notebook; issue 21 moves it to that chapter's package as ``jobs.py``.)
 
 :func:`jobs` reads :func:`repro.p2.disentanglement.plan.disentanglement_plan` as ``notebooks/p2_disentanglement.md``
 does: the zoo of the first seed (the task-arithmetic chapter's artifacts, the same ids) and one cached gradient-drift

@@ -1,5 +1,4 @@
 """The jobs of the chapter ``p2_sensitivity`` (P2 §4.1, App. A.7: Figs. 1, 10, 11), declared from its plan.
-(The file is named after the notebook; issue 21 moves it to that chapter's package as ``jobs.py``.)
 
 :func:`jobs` reads :func:`repro.p2.sensitivity.plan.sensitivity_plan` as ``notebooks/p2_sensitivity.md`` does: one
 cached low-sensitivity mask (:func:`repro.p2.sensitivity.runs.low_sensitivity_mask`) per task of the notebook's model

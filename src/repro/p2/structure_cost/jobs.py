@@ -1,5 +1,4 @@
 """The jobs of the chapter ``p2_structure_cost`` (P2 §5.3: Figs. 4-5, Tables 3-4), declared from its plan.
-(The file is named after the notebook; issue 21 moves it to that chapter's package as ``jobs.py``.)
 
 :func:`jobs` reads :func:`repro.p2.structure_cost.plan.structure_cost_plan` as ``notebooks/p2_structure_cost.md``
 does: the LoTA and TaLoS masks of ``mask_task`` (:func:`repro.p2.efficiency.method_masks`: the zoo's FT run and
