@@ -1,7 +1,7 @@
 """The job inventory of the book and the paper-plan check (issue 21 §2, issue 22 §4).
 
-:func:`inventory` gathers the jobs every chapter declares from its own plan (``repro.p1.*_jobs``,
-``repro.p2.*_jobs``; the type is :mod:`repro.jobs`), one spec per logical id: an artifact two notebooks share is
+:func:`inventory` gathers the jobs every chapter declares from its own plan (``repro.p1.<chapter>.jobs``,
+``repro.p2.<chapter>.jobs``; the type is :mod:`repro.jobs`), one spec per logical id: an artifact two notebooks share is
 one job, owned by the first notebook in :data:`NOTEBOOKS` order.  Nothing here loads a model or a dataset.
 
 :func:`check_plan` checks every job's inputs against dataset shapes (task → split → per-class counts): it builds
@@ -29,10 +29,15 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 from repro.data import hub_nlp, hub_vision
 from repro.data.shapes import DATASET_SHAPES
 from repro.jobs import DataUse, JobSpec, check_deps, dedupe, format_table
-from repro.p1 import appendix_jobs as p1_appendix
-from repro.p1 import calibration_ood_jobs, localization_jobs, multitask_continual_jobs
-from repro.p2 import appendix_jobs as p2_appendix
-from repro.p2 import disentanglement_jobs, sensitivity_jobs, structure_cost_jobs, task_arithmetic_jobs
+from repro.p1.appendix import jobs as p1_appendix
+from repro.p1.calibration_ood import jobs as calibration_ood_jobs
+from repro.p1.localization import jobs as localization_jobs
+from repro.p1.multitask_continual import jobs as multitask_continual_jobs
+from repro.p2.appendix import jobs as p2_appendix
+from repro.p2.disentanglement import jobs as disentanglement_jobs
+from repro.p2.sensitivity import jobs as sensitivity_jobs
+from repro.p2.structure_cost import jobs as structure_cost_jobs
+from repro.p2.task_arithmetic import jobs as task_arithmetic_jobs
 from repro.profiles import PROFILES, Profile, get_profile
 
 #: every notebook chapter and the function declaring its jobs, in the order that owns shared jobs
@@ -167,7 +172,8 @@ def selection_labels(train: Sequence, dev: Sequence, select: int, max_dev: int |
 
     delta = {"w": torch.arange(1.0, 9.0)}
     recipe = GraftRecipe(steps=1, max_examples=select, max_dev=max_dev)
-    model = torch.nn.Linear(1, 1)
+    model = torch.nn.Module()
+    model.w = torch.nn.Parameter(torch.zeros_like(delta["w"]))  # Δ is validated against the parameters
     try:
         with mock.patch.object(G, "evaluate", evaluate), \
                 mock.patch.object(G, "grafted_params", lambda *a, **k: {}), \
@@ -179,7 +185,7 @@ def selection_labels(train: Sequence, dev: Sequence, select: int, max_dev: int |
                                     G.movement_mask(delta, 0.5), recipe, seed=0, progress=False)
             else:
                 G.learn_graft(model, "T", delta, list(train), list(dev), 0.5, recipe, seed=0, progress=False)
-    except (AttributeError, TypeError) as e:  # the grafting code changed shape: say so instead of guessing
+    except (AttributeError, TypeError, KeyError, ValueError) as e:  # the grafting code changed shape: say so instead of guessing
         return f"could not observe the graft selection ({type(e).__name__}: {e})"
     return set(seen) if seen else "the graft scored no training example"
 

@@ -161,14 +161,14 @@ def _merge(r: "JobRunner", wb: Workbench, job: JobSpec, k: dict) -> Any:
 
 
 def _sensitivity(r: "JobRunner", wb: Workbench, job: JobSpec, k: dict) -> Any:
-    from repro.p2.sensitivity import low_sensitivity_mask
+    from repro.p2.sensitivity.runs import low_sensitivity_mask
 
     return low_sensitivity_mask(wb, k["task"], k["n"], k["fraction"], k["seed"])[0]
 
 
 def _drift(r: "JobRunner", wb: Workbench, job: JobSpec, k: dict) -> Any:
     from repro.p2.linear_regime import drift_curve
-    from repro.p2.localization import eval_subset
+    from repro.p2.function_localization import eval_subset
 
     return drift_curve(wb, k["task"], k["method"], k["steps"], eval_subset(wb, k["task"], k["examples"]),
                        seed=k["seed"])
@@ -188,7 +188,7 @@ CALLS: dict[str, Callable[["JobRunner", Workbench, JobSpec, dict], Any]] = {
     "repro.p2.methods.talos_mask": _talos,
     "repro.p2.arithmetic.run_method": _arithmetic,
     "repro.p2.arithmetic.merging_scheme": _merge,
-    "repro.p2.sensitivity.low_sensitivity_mask": _sensitivity,
+    "repro.p2.sensitivity.runs.low_sensitivity_mask": _sensitivity,
     "repro.p2.linear_regime.drift_curve": _drift,
 }
 

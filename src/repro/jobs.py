@@ -2,8 +2,8 @@
 
 A *job* is one cached artifact of the :class:`~repro.workbench.Workbench` store: a fine-tune (a task vector), a
 mask, a graft, a FISH region, an adapter run, a continual stage, a drift measurement, an arithmetic or merge
-sweep.  Each chapter declares its jobs from its own plan in a ``*_jobs`` module next to that plan
-(``repro.p1.localization_jobs`` for ``p1_localization``, ...); :mod:`repro.inventory` gathers them, removes the
+sweep.  Each chapter declares its jobs from its own plan in its chapter package's ``jobs.py``, next to that plan
+(``repro.p1.localization.jobs`` for ``p1_localization``, ...); :mod:`repro.inventory` gathers them, removes the
 duplicates between notebooks and checks the paper plans against dataset shapes.
 
 A spec holds the job's ``kind``, the ``driver`` it calls (a dotted name) with plain JSON-able ``kwargs``, the
@@ -25,7 +25,7 @@ import json
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Iterable, Mapping, Sequence
 
-from repro.data import get_spec
+from repro.data import get_spec, kshot_sizes
 from repro.profiles import FinetuneRecipe, GraftRecipe, Profile
 
 #: the job kinds, in the order the inventory prints them
@@ -123,7 +123,7 @@ def finetune_job(profile: Profile, notebook: str, tasks: str | Sequence[str], re
         recipe = profile.p1_recipe([get_spec(t).num_labels for t in tasks], k, recipe)
     deps = [trainable] if isinstance(trainable, JobSpec) else []
     mult = 2.0 if linearized else 1.0
-    cost = mult * recipe.steps * recipe.batch_size * len(tasks)
+    cost = mult * recipe.steps * recipe.batch_size  # one batch of one task per step (repro.core.finetune.train)
     return make_job("finetune", "repro.workbench.Workbench.finetune_run", profile, notebook, deps=deps, cost=cost,
                     uses=[DataUse(t, how, k, seed) for t in tasks],
                     tasks=tasks, k=k, seed=seed, recipe=recipe,
@@ -147,8 +147,9 @@ def graft_job(profile: Profile, notebook: str, task: str, vector: JobSpec, base:
     """:meth:`repro.workbench.Workbench.graft`: P1 Eq. 2-4 on ``task`` for the task vector of job ``vector``."""
     k = int(k or profile.k_shot)
     rec = graft_recipe(profile, steps=steps, lr=lr, max_examples=max_examples)
-    n_train = k * n_classes
-    dev = n_train if rec.max_dev is None else min(rec.max_dev, n_train)
+    sizes = kshot_sizes({c: 2 * k for c in range(n_classes)}, k)  # a task with enough data: the split's sizes
+    n_train, n_dev = sum(t for t, _ in sizes.values()), sum(d for _, d in sizes.values())
+    dev = n_dev if rec.max_dev is None else min(rec.max_dev, n_dev)
     sel = min(rec.max_examples, n_train)
     cost = rec.steps * (sel + EVAL_PASS * (sel + dev))
     deps = [vector] + ([base] if isinstance(base, JobSpec) else [])

@@ -16,8 +16,9 @@ from typing import Any, Callable, Generic, Mapping, Sequence, TypeVar
 
 import torch
 
-from repro.artifacts import (STORE_FIELD, ArtifactError, ArtifactStore, code_fingerprint, load_json_artifact,
-                             load_tensors, read_json, save_json_artifact, save_tensors, stale_reason, tensor_digest)
+from repro.artifacts import (KEY_SCHEME, STORE_FIELD, ArtifactError, ArtifactStore, code_fingerprint,
+                             load_json_artifact, load_tensors, read_json, save_json_artifact, save_tensors,
+                             stale_reason, tensor_digest)
 from repro.data import Example, TaskData
 from repro.core.checks import check_finite, check_pair
 from repro.core.evaluation import Predictions, predict, score
@@ -117,6 +118,9 @@ class Workbench:
         self.compute_kinds: frozenset[str] | None = None
         #: one record per :meth:`cached` call: ``{"kind", "path", "computed"}`` (the job runner's done-marker)
         self.ledger: list[dict[str, Any]] = []
+        self._data_tag: str | None = None
+        if not self.read_only:  # once per store: entries keyed the old way are moved out, one line each
+            self.store.retire_old_keys()
 
     def precision_key(self) -> dict[str, str]:
         """The training precision as a cache-key entry: {} for fp32 (keys made before precision existed stay
@@ -132,6 +136,8 @@ class Workbench:
         seed = self.seed if seed is None else seed
         key = (name, k, seed)
         if key not in self._tasks:
+            if self.data_dir:
+                self.data_tag  # noqa: B018 - the folder's digest is taken before its files are read
             self._tasks[key] = load_task(name, self.profile, seed=seed, k=k, data_dir=self.data_dir)
         if not self.model.has_task(name):
             self.model.add_task(self._tasks[key].spec, linear_head=self.linear_heads)
@@ -141,12 +147,39 @@ class Workbench:
 
     @property
     def data_tag(self) -> str:
+        """What every artifact key holds for the data it reads: a digest of its content, not its location.
+
+        A ``data_dir`` folder: :func:`repro.paths.folder_digest` of its files (computed once per workbench, when
+        first asked: the tasks it loads are read once too), so a file edited in place retrains; the hub profile's
+        fetched text tasks under the data root likewise (not the P2 ``nlp/`` / ``vision/`` folders).  Packaged tasks:
+        the source, its package's version and a digest of the file read.  Generated tasks: the source and the
+        generator's data seed (the generator's code is in every entry's code fingerprint)."""
+        if getattr(self, "_data_tag", None) is None:
+            self._data_tag = self._make_data_tag()
+        return self._data_tag
+
+    def _make_data_tag(self) -> str:
+        from repro.paths import folder_digest
+
         if self.data_dir:
-            return str(self.data_dir.resolve())
+            from repro.data.layout import FAMILY_DIRS
+
+            return f"local:{folder_digest(self.data_dir, exclude=[d for d in FAMILY_DIRS.values() if d])}"
+        tag = self.profile.data_source
+        if tag == "hub":  # the fetched copies under the data root ($REPRO_DATA or data/): their text task folders
+            from repro.data.layout import FAMILY_DIRS
+            from repro.paths import data_root
+
+            if data_root().is_dir():
+                tag += f":{folder_digest(data_root(), exclude=[d for d in FAMILY_DIRS.values() if d])}"
+        if tag == "generated":
+            tag += f":seed={int(self.profile.generated_seed)}"
         packaged = dict(self.profile.packaged_tasks)
         if packaged:  # tasks read from an installed package (repro.data.packaged) are other data
-            return self.profile.data_source + "+" + ",".join(f"{t}={s}" for t, s in sorted(packaged.items()))
-        return self.profile.data_source
+            from repro.data.packaged import package_digest
+
+            tag += "+" + ",".join(f"{t}={s}@{package_digest(s)}" for t, s in sorted(packaged.items()))
+        return tag
 
     # --- parameter sets --------------------------------------------------------------------------------
     def names(self, scope: str = "graftable") -> list[str]:
@@ -210,7 +243,7 @@ class Workbench:
             finally:
                 self.restore_pre()
             check_finite(codec.tensors(value), f"{kind} artifact (not cached)")
-            codec.save(path, value, {**meta, "config": config, STORE_FIELD: {"code": stamp}})
+            codec.save(path, value, {**meta, "config": config, STORE_FIELD: {"code": stamp, "keys": KEY_SCHEME}})
             stored, stored_meta = codec.load(path)
             return codec.to(stored if codec.reload else value, self.device), stored_meta
 

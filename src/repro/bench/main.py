@@ -44,7 +44,7 @@ def text_examples(n: int, seed: int = 0) -> list:
 
 def image_examples(n: int, size: int, seed: int = 0) -> list:
     """Random preprocessed images ``[3, size, size]`` with alternating labels."""
-    from repro.models.clip import ImageExample
+    from repro.data.tasks import ImageExample
 
     g = torch.Generator().manual_seed(seed)
     return [ImageExample(torch.randn(3, size, size, generator=g), i % 2) for i in range(n)]
@@ -192,6 +192,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--output", default=None, metavar="PATH", help="JSON to write (default results/bench.json)")
     args = ap.parse_args(argv)
     problem = check_device(args.device)
+    if not problem and args.output:
+        from repro.paths import unwritable_reason
+
+        problem = unwritable_reason(args.output, "--output", folder=False)  # before the measurement, not after
     if problem:
         print(problem, file=sys.stderr)
         return 2

@@ -14,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from repro.data.tasks import TASKS, TaskData, TaskSpec, balanced_sample
+from repro.data.tasks import TASKS, ImageExample, TaskData, TaskSpec, balanced_sample
 
 if TYPE_CHECKING:  # pragma: no cover
     from repro.profiles import Profile
@@ -23,8 +23,6 @@ FAMILY_SOURCES: tuple[str, ...] = ("hub-vision", "hub-nlp", "synthetic-images")
 
 
 def _images(rows: list[tuple[Any, int]]) -> list:
-    from repro.models.clip import ImageExample
-
     return [ImageExample(img, int(y)) for img, y in rows]
 
 

@@ -49,6 +49,22 @@ def package_file(source: str) -> Path:
     return path
 
 
+def package_digest(source: str) -> str:
+    """``<package version>:<sha256 of the file read>`` (16 hex digits, "absent" when not installed): what cache keys
+    hold for a packaged source."""
+    import importlib.metadata
+
+    try:
+        path = package_file(source)
+    except (ModuleNotFoundError, FileNotFoundError):
+        return "absent"  # loading that task fails with the install hint; other tasks' keys need not
+    try:
+        version = importlib.metadata.version(SOURCES[source][0])
+    except importlib.metadata.PackageNotFoundError:
+        version = "unknown"
+    return f"{version}:{hashlib.sha256(path.read_bytes()).hexdigest()[:16]}"
+
+
 def _clean(text: str) -> str:
     text = _URL.sub("http", text)
     text = text.encode("ascii", "ignore").decode()

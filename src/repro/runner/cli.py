@@ -16,6 +16,7 @@ printed without a traceback and give exit status 2 (usage) or 1 (failure).
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import sys
 from dataclasses import dataclass
@@ -146,6 +147,12 @@ def _bench(args: argparse.Namespace) -> int:
     cmd += [flag for flag, on in (("--quick", args.quick), ("--no-scaling", args.no_scaling),
                                   ("--no-book", args.no_book)) if on]
     if args.output:
+        from repro.paths import unwritable_reason
+
+        why = unwritable_reason(_abs(args.output), "--output", folder=False)
+        if why:  # before the measurement, not a traceback after it
+            print(f"repro bench: error: {why}", file=sys.stderr)
+            return 2
         cmd += ["--output", _abs(args.output)]
     return subprocess.run(cmd).returncode
 
@@ -167,7 +174,7 @@ def _bench(args: argparse.Namespace) -> int:
 def _fetch(args: argparse.Namespace) -> int:
     import subprocess
 
-    cmd = [sys.executable, "-m", "repro.data.fetch", "--profile", args.profile]  # the runner imports no data code
+    cmd = [sys.executable, "-m", "repro.fetch", "--profile", args.profile]  # the runner imports no data code
     for flag, value in (("--family", args.family), ("--dest", _abs(args.dest)), ("--models", _abs(args.models)),
                         ("--story-cloze", _abs(args.story_cloze)), ("--vision-sources", _abs(args.vision_sources))):
         if value:
@@ -304,6 +311,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"repro {args.command}: {e}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
+        # the kernel dies with the interrupt; asyncio would then log "Task exception was never retrieved ...
+        # DeadKernelError" with a traceback at exit.  One line instead.
+        logging.getLogger("asyncio").disabled = True
+        print(f"repro {args.command}: interrupted (Ctrl-C); finished artifacts are kept, run it again to resume",
+              file=sys.stderr)
         return 130
 
 
