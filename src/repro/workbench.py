@@ -92,6 +92,9 @@ JSON: Codec[Any] = Codec("json", save_json_artifact, load_json_artifact, lambda 
 class Workbench:
     """The model at θ_pre + tasks + artifact store for one profile."""
 
+    read_only: bool = False  # (class defaults: a Workbench made without __init__, as tests do, computes freely)
+    compute_kinds: frozenset[str] | None = None
+
     def __init__(self, profile: str | Profile, data_dir: str | Path | None = None,
                  artifacts_dir: str | Path | None = None, seed: int = 13, linear_heads: bool = False) -> None:
         self.profile = get_profile(profile) if isinstance(profile, str) else profile
@@ -226,7 +229,7 @@ class Workbench:
                 value, meta = codec.load(path)
                 problem = stale_reason(meta, stamp)
                 if problem is None:
-                    self.ledger.append({"kind": kind, "path": str(path), "computed": False})
+                    self._note(kind, path, False)
                     return codec.to(value, self.device), meta
             except FileNotFoundError:
                 pass
@@ -236,7 +239,7 @@ class Workbench:
                 raise StoreMiss(kind, path, problem, f"not this job's artifact ({sorted(self.compute_kinds)})")
             if problem != "absent":
                 self.store.quarantine(path, problem)
-            self.ledger.append({"kind": kind, "path": str(path), "computed": True})
+            self._note(kind, path, True)
             self.restore_pre()
             try:
                 value, meta = compute()
@@ -246,6 +249,9 @@ class Workbench:
             codec.save(path, value, {**meta, "config": config, STORE_FIELD: {"code": stamp, "keys": KEY_SCHEME}})
             stored, stored_meta = codec.load(path)
             return codec.to(stored if codec.reload else value, self.device), stored_meta
+
+    def _note(self, kind: str, path: Path, computed: bool) -> None:
+        self.__dict__.setdefault("ledger", []).append({"kind": kind, "path": str(path), "computed": computed})
 
     def _load_only(self, kind: str, path: Path, stamp: Mapping[str, Any], codec: Codec[T]) -> tuple[T, dict]:
         """:meth:`cached` on a read-only store: the stored, current entry, else :class:`StoreMiss`."""
@@ -258,7 +264,7 @@ class Workbench:
             problem = e.reason
         if problem is not None:
             raise StoreMiss(kind, path, problem, "read-only store")
-        self.ledger.append({"kind": kind, "path": str(path), "computed": False})
+        self._note(kind, path, False)
         return codec.to(value, self.device), meta
 
     # --- fine-tuning -----------------------------------------------------------------------------------

@@ -42,7 +42,7 @@ def test_job_params_follow_the_code_the_job_runs():
     ft = {"driver": "repro.workbench.Workbench.finetune_run", "kwargs": {"trainable": "graftable"}, "kind": "finetune",
           "cost": 1e6}
     lota = {**ft, "kwargs": {"trainable": {"lota_of": {"job": "x"}, "density": 0.1}}}
-    mask = {"driver": "repro.p2.sensitivity.low_sensitivity_mask", "kwargs": {}, "kind": "mask", "cost": 10}
+    mask = {"driver": "repro.p2.sensitivity.runs.low_sensitivity_mask", "kwargs": {}, "kind": "mask", "cost": 10}
     assert driver_modules(ft) == ["repro.workbench"] and driver_modules(lota) == ["repro.workbench", "repro.p2.methods"]
     assert len({job_code(ft), job_code(lota), job_code(mask)}) == 3 and re.fullmatch(r"[0-9a-f]{16}", job_code(ft))
     assert runtime_minutes(mask) == 10 and runtime_minutes(ft, 2, passes_per_second=1000) == 2 * 34
