@@ -200,8 +200,9 @@ class JobRunner:
     """Runs jobs of one inventory (``jobs``: id -> spec) against one artifacts root and data folder."""
 
     def __init__(self, jobs: Mapping[str, JobSpec], data_dir: str | Path | None = None,
-                 artifacts: str | Path | None = None, device: str | None = None) -> None:
+                 artifacts: str | Path | None = None, device: str | None = None, plan: str = "") -> None:
         self.jobs = dict(jobs)
+        self.plan = plan  # the `--profile [--family]` of the plan, for the messages (default: the job's profile)
         self.data_dir = data_dir
         self.artifacts = artifacts
         self.device = device
@@ -253,7 +254,7 @@ class JobRunner:
             out = CALLS[job.driver](self, wb, job, self.resolve(dict(job.kwargs), wb))
         except StoreMiss as e:
             raise UpstreamMissing(f"upstream missing: {job.kind} {job.id}; run `repro job run {job.id} --profile "
-                                  f"{_base_profile(job)}` first ({e.kind} {e.path.name}: {e.reason})") from None
+                                  f"{self.plan or job.profile}` first ({e.kind} {e.path.name}: {e.reason})") from None
         finally:
             wb.read_only, wb.compute_kinds = before, kinds
         self._values[key] = out
@@ -293,10 +294,6 @@ class JobRunner:
                   "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
         write_json(done_path(job.id, self.artifacts), marker)
         return marker
-
-
-def _base_profile(job: JobSpec) -> str:
-    return job.profile if job.profile in PROFILES else (job.spec_profile.plan if job.spec_profile else job.profile)
 
 
 def _entry(e: Mapping[str, Any], root: Path) -> dict[str, Any]:
@@ -345,7 +342,8 @@ def main(argv: Sequence[str] | None = None) -> int:
               f"{' family ' + args.family if args.family else ''}; `repro plan --profile {args.profile} --json` "
               "lists the ids", file=sys.stderr)
         return 2
-    runner = JobRunner(jobs, data_dir=args.data, artifacts=args.artifacts, device=args.device)
+    runner = JobRunner(jobs, data_dir=args.data, artifacts=args.artifacts, device=args.device,
+                       plan=args.profile + (f" --family {args.family}" if args.family else ""))
     for job_id in args.ids:
         try:
             m = runner.run(job_id)
