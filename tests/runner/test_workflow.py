@@ -18,6 +18,8 @@ import pytest
 from repro.runner.workflow import driver_modules, job_code, memory_mb, runtime_minutes
 
 ROOT = Path(__file__).resolve().parents[2]
+HEADER = ("---\njupytext:\n  text_representation:\n    extension: .md\n    format_name: myst\n"
+          "kernelspec:\n  display_name: Python 3\n  language: python\n  name: python3\n---\n\n")
 needs_snakemake = pytest.mark.skipif(shutil.which("snakemake", path=str(Path(sys.executable).parent)) is None
                                      and shutil.which("snakemake") is None,
                                      reason="snakemake is not installed (pip install -e .[cluster])")
@@ -89,3 +91,35 @@ def test_the_local_profile_runs_a_chapter_then_nothing_then_what_a_change_affect
     assert touched.returncode == 0, touched.stderr[-4000:]
     assert job_stats(touched.stderr) == {"job": 3, "render": 1, "notebooks": 1}, touched.stderr[-3000:]
     assert "params" in touched.stderr.lower()
+
+
+def test_a_render_with_the_store_read_only_fails_naming_what_it_would_compute(tmp_path, monkeypatch):
+    """`repro run --read-only-store` (the workflow's renders): the kernel's Workbench computes nothing."""
+    from repro.runner.execute import NotebookError, run_notebook
+
+    monkeypatch.setenv("REPRO_ARTIFACTS", str(tmp_path / "art"))
+    monkeypatch.setenv("PYTHONPATH", str(ROOT / "src"))
+    nb = tmp_path / "computes.md"
+    nb.write_text(HEADER + '''# Computes
+
+```{code-cell} ipython3
+:tags: [parameters]
+
+from typing import Optional
+
+profile: str = "smoke"  # smoke | cpu | paper
+seed: int = 13  # first seed
+data_dir: Optional[str] = None  # local data folder
+output_dir: str = "results"  # writes <output_dir>/<profile>/computes.json
+```
+
+```{code-cell} ipython3
+from repro.workbench import Workbench
+
+Workbench(profile, seed=seed).finetune("SST-2")
+```
+''')
+    with pytest.raises(NotebookError, match="read-only store: would compute taskvec") as e:
+        run_notebook(str(nb), "smoke", output_dir=tmp_path / "out", read_only_store=True, log=lambda line: None)
+    assert e.value.ename == "StoreMiss" and not (tmp_path / "art").exists()
+    assert "REPRO_STORE_READ_ONLY" not in os.environ
