@@ -26,6 +26,8 @@ The map, one line per layer (lower layers never import higher ones; ``tests/test
 - ``repro.jobs``      the job type of the chapters' inventories (one spec per cached artifact; each chapter's
                       ``jobs.py`` declares its jobs from its plan)
 - ``repro.inventory`` every chapter's jobs, deduplicated, and the paper-plan check (``repro plan``); above p1/p2
+- ``repro.jobrun``    ``repro job run ID``: one job of the inventory, upstream artifacts read-only, a done-marker;
+                      above p1/p2 (``workflow/Snakefile`` runs it, locally or on SLURM)
 
 Import rules: ``core`` never imports workbench/p1/p2/report/runner; ``p1`` and ``p2`` never import each other;
 ``runner`` never imports core/p1/p2/workbench/models/data; no import cycles between modules, nor between packages
