@@ -79,12 +79,10 @@ def test_the_local_profile_runs_a_chapter_then_nothing_then_what_a_change_affect
     assert len(markers) == 3 and all(json.loads(m.read_text())["sha256"] for m in markers)
     assert (tmp_path / "res" / "smoke" / "p2_sensitivity.json").is_file()
 
-    again = snakemake(root, *args)
-    assert again.returncode == 0 and "Nothing to be done" in again.stdout + again.stderr, again.stderr[-3000:]
-
     with open(root / "src" / "repro" / "p1" / "continual.py", "a") as f:  # code no job of the chapter runs
         f.write("\n_WORKFLOW_TEST_TOUCH = 1\n")
-    assert "Nothing to be done" in (r := snakemake(root, "-n", *args)).stdout + r.stderr, r.stderr[-3000:]
+    again = snakemake(root, *args)  # the second invocation, after a change elsewhere: nothing to do
+    assert again.returncode == 0 and "Nothing to be done" in again.stdout + again.stderr, again.stderr[-3000:]
     with open(root / "src" / "repro" / "p2" / "sensitivity.py", "a") as f:  # the chapter's driver
         f.write("\n_WORKFLOW_TEST_TOUCH = 1\n")
     touched = snakemake(root, *args)
