@@ -16,6 +16,7 @@ import warnings
 from dataclasses import dataclass
 from typing import Iterator, Mapping, Sequence
 
+import numpy as np
 import torch
 from torch.func import functional_call, jvp
 
@@ -37,6 +38,11 @@ class Predictions:
     @property
     def preds(self) -> torch.Tensor:
         return self.logits.argmax(-1)
+
+    def correct(self) -> np.ndarray:
+        """Per-example 0/1 correctness (argmax = label) as a uint8 array on the CPU; the one definition every
+        paired bootstrap and stored ``*_correct`` list uses (for an F1 task it is the accuracy correctness)."""
+        return (self.preds == self.labels).to(torch.uint8).cpu().numpy()
 
 
 @functools.cache

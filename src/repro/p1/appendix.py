@@ -8,7 +8,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import pandas as pd
-import torch
 
 from repro.core.masks import Mask, placement_rows
 from repro.p1.appendix_plan import AppendixPlan
@@ -35,10 +34,6 @@ def region_growth(wb: "Workbench", task: str, base: float, ks: Sequence[int], *,
         tau = wb.finetune(task, k=k, seed=seed)
         out[int(k)] = learned_region(wb, task, tau, base, steps=steps, k=k, seed=seed)[0].count()
     return out
-
-
-def _correct(pred: Any) -> Any:
-    return (pred.preds == pred.labels).to(torch.uint8).cpu().numpy()
 
 
 def fish_vs_learned(wb: "Workbench", task: str, densities: Sequence[float], *, k: int | None = None,
@@ -69,7 +64,7 @@ def fish_vs_learned(wb: "Workbench", task: str, densities: Sequence[float], *, k
             scores, pred = evaluate_overrides(wb, task, wb.overrides(tau, mask=m))
             runs.append({"task": task, "method": method, "target": d, metric: scores["value"], "ece": scores["ece"],
                          **size_fields(m, total)})
-            correct[d][method] = _correct(pred)
+            correct[d][method] = pred.correct()
     return runs, correct
 
 

@@ -17,7 +17,7 @@ import pandas as pd
 import torch
 
 from repro.core.masks import Mask
-from repro.data import Example, balanced_sample
+from repro.data import Example, fixed_subset
 from repro.p1.calibration import per_example
 from repro.p1.localization_plan import LocalizationPlan, VariantRecipes
 from repro.p1.regions import (REGIONS, evaluate_overrides, ft_and_graft, graftable_total, lottery_curve,
@@ -44,7 +44,7 @@ class LocalizationSweeps:
     def subset(self, task: str) -> Sequence[Example]:
         """The fixed, label-balanced test subset the figures score on (the whole test split for n_eval = 0)."""
         test = self.wb.task(task).test
-        return test if not self.plan.n_eval else balanced_sample(test, self.plan.n_eval, seed=0)
+        return fixed_subset(test, self.plan.n_eval)
 
     def curve(self, wb: "Workbench", task: str, tau: Mapping[str, torch.Tensor], label: str,
               regions: Sequence[str] = REGIONS, scope: str = "graftable",

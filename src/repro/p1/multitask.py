@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 import torch
 
 from repro.artifacts import tensor_digest
-from repro.data import Example
+from repro.data import fixed_subset
 from repro.core.grafting import learn_joint_graft
 from repro.core.masks import Mask
 from repro.core.metrics import accuracy
@@ -60,15 +60,6 @@ def union_regions(regions: Mapping[str, Mask], groups: Mapping[str, Sequence[str
             raise KeyError(f"group {g!r}: no region for {missing}; regions exist for {sorted(regions)}")
         out[g] = Mask.union(regions[t] for t in members)
     return out
-
-
-def subsample(examples: Sequence[Example], limit: int | None, seed: int = 0) -> list[Example]:
-    """A fixed label-balanced subset of at most ``limit`` examples; all of them when ``limit`` is falsy."""
-    from repro.data import balanced_sample
-
-    if not limit or len(examples) <= limit:
-        return list(examples)
-    return balanced_sample(examples, limit, seed=seed)
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -109,7 +100,7 @@ def mt_reference(wb: "Workbench", tasks: Sequence[str], vector: Mapping[str, tor
 
 
 def _acc(wb: "Workbench", task: str, overrides, split: str, limit: int | None) -> float:
-    ex = subsample(wb.task(task).split(split), limit)
+    ex = fixed_subset(wb.task(task).split(split), limit)
     pred = wb.predict(task, examples=ex, overrides=overrides)
     return accuracy(pred.preds, pred.labels)
 

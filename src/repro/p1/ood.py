@@ -18,9 +18,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
 import numpy as np
-import torch
 
-from repro.data import Example, TaskSpec
+from repro.data import Example, TaskSpec, fixed_subset
 
 if TYPE_CHECKING:  # pragma: no cover
     from repro.workbench import Workbench
@@ -98,9 +97,7 @@ def ood_examples(wb: "Workbench", source: str, target: str, split: str = "test",
 
 
 def _limit(examples: Sequence[Example], limit: int | None) -> list[Example]:
-    from repro.data import balanced_sample
-
-    return list(examples) if not limit or len(examples) <= limit else balanced_sample(examples, limit, seed=0)
+    return fixed_subset(examples, limit)
 
 
 def ood_correct(wb: "Workbench", source: str, targets: Sequence[str], overrides=None, split: str = "test",
@@ -115,7 +112,7 @@ def ood_correct(wb: "Workbench", source: str, targets: Sequence[str], overrides=
         if not examples:
             raise ValueError(f"{source} → {name}: no {split} examples to score (after label mapping)")
         pred = wb.predict(source, examples=examples, overrides=overrides)
-        out[name] = (pred.preds == pred.labels).to(torch.uint8).cpu().numpy()
+        out[name] = pred.correct()
     return out
 
 

@@ -168,8 +168,8 @@ def ft_and_graft(wb: "Workbench", task: str, *, k: int | None = None, seed: int 
     graft.update(size_fields(mask, total))
     ft.update({"count": total, "density": 1.0, "sparsity_pct": 100.0})
     graft["base_count"] = meta.get("base_count")
-    correct = {"ft": (ft_pred.preds == ft_pred.labels).to(torch.uint8).cpu().numpy(),
-               "graft": (graft_pred.preds == graft_pred.labels).to(torch.uint8).cpu().numpy(),
+    correct = {"ft": ft_pred.correct(),
+               "graft": graft_pred.correct(),
                "agree": (graft_pred.preds == ft_pred.preds).to(torch.uint8).cpu().numpy()}
     return {"tau": tau, "mask": mask, "meta": meta, "ft": ft, "graft": graft, "correct": correct}
 
@@ -185,7 +185,7 @@ def retrained_region(wb: "Workbench", task: str, trainable: Mask | str, *, k: in
     else:
         tau = wb.finetune(task, recipe, k=k, seed=seed, trainable=trainable)
     scores, pred = evaluate_overrides(wb, task, wb.overrides(tau), examples=examples)
-    scores["correct"] = (pred.preds == pred.labels).to(torch.uint8).cpu().numpy()  # per example, for bootstraps
+    scores["correct"] = pred.correct()  # per example, for bootstraps
     total = graftable_total(wb)
     if isinstance(trainable, Mask):
         count = trainable.count()
@@ -235,7 +235,7 @@ def sparsity_curve(wb: "Workbench", task: str, vector: Mapping[str, torch.Tensor
                              "target_sparsity": s, "random_seed": seed, "base_count": base.count(),
                              **size_fields(mask, total), "value": scores["value"], "acc": scores["acc"],
                              "ece": scores["ece"],
-                             "correct": (pred.preds == pred.labels).to(torch.uint8).cpu().numpy()})
+                             "correct": pred.correct()})
     return rows
 
 
@@ -265,7 +265,7 @@ def lottery_curve(wb: "Workbench", task: str, vector: Mapping[str, torch.Tensor]
             r, pred = evaluate_overrides(wb, task, ov, examples=examples)
             rows.append({"task": task, "method": method, "target_density": d, **size_fields(region, total),
                          "value": r["value"], "acc": r["acc"], "ece": r["ece"],
-                         "correct": (pred.preds == pred.labels).to(torch.uint8).cpu().numpy()})
+                         "correct": pred.correct()})
     return rows
 
 

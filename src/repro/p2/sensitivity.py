@@ -25,7 +25,7 @@ import torch
 from repro.core.checks import check_fraction
 from repro.core.fisher import diagonal_fisher
 from repro.core.masks import Mask
-from repro.data import Example, balanced_sample
+from repro.data import Example, fixed_subset
 from repro.models.base import Classifier
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -131,7 +131,7 @@ def random_mask(wb: "Workbench", fraction: float = 0.1, seed: int = 0) -> Mask:
 def eval_sets(wb: "Workbench", tasks: Sequence[str], n_eval: int, seed: int | None = None) -> dict[str, list[Example]]:
     """A label-balanced subset of ``n_eval`` test examples per task (0 = the whole test split)."""
     seed = wb.seed if seed is None else seed
-    return {t: balanced_sample(wb.task(t, seed=seed).test, n_eval, seed=0) for t in tasks}
+    return {t: fixed_subset(wb.task(t, seed=seed).test, n_eval) for t in tasks}
 
 
 def _acc(wb: "Workbench", task: str, examples: Sequence[Example], overrides) -> float:
