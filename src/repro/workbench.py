@@ -131,6 +131,13 @@ class Workbench:
             return self.profile.data_source + "+" + ",".join(f"{t}={s}" for t, s in sorted(packaged.items()))
         return self.profile.data_source
 
+    def data_key(self, *, model: bool = True, max_length: bool = True) -> dict[str, Any]:
+        """The data fields of a cache key, the one place every key gets them: ``data`` (:attr:`data_tag`: which
+        data the examples come from) and how the model reads them (``model``, ``max_length``).  ``model=False`` /
+        ``max_length=False`` leave a field out where a key was made without it, so existing keys keep their values."""
+        return {**({"model": self.profile.model} if model else {}),
+                **({"max_length": self.profile.max_length} if max_length else {}), "data": self.data_tag}
+
     # --- parameter sets --------------------------------------------------------------------------------
     def names(self, scope: str = "graftable") -> list[str]:
         if scope == "graftable":
@@ -207,8 +214,7 @@ class Workbench:
         datas = {t: self.task(t, k=k, seed=seed) for t in tasks}
         mask_key = trainable if isinstance(trainable, str) else f"mask:{trainable.count()}:{trainable.digest()}"
         config = {"tasks": tasks, "k": k or self.profile.k_shot, "seed": seed, "recipe": asdict(recipe),
-                  "trainable": mask_key, "l1": l1_lambda, "linearized": linearized, "model": self.profile.model,
-                  "max_length": self.profile.max_length, "data": self.data_tag, "tag": tag,
+                  "trainable": mask_key, "l1": l1_lambda, "linearized": linearized, **self.data_key(), "tag": tag,
                   "heads": "linear" if self.linear_heads else "zero-shot", **self.precision_key()}
         heads = [n for t in tasks for n in self.model.head_names(t)] if self.linear_heads else []
 

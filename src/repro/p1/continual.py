@@ -82,8 +82,8 @@ def sequential_finetune(wb: "Workbench", sequence: Sequence[str], recipe: Finetu
         if regions is not None:
             trainable = continual_trainable(regions, sequence, n)
         config = {"kind": "continual", "sequence": list(sequence[: n + 1]), "k": wb.profile.k_shot, "seed": seed,
-                  "recipe": asdict(recipe), "later_recipe": asdict(later_recipe), "model": wb.profile.model, "max_length": wb.profile.max_length,
-                  "data": wb.data_tag, "tag": tag,
+                  "recipe": asdict(recipe), "later_recipe": asdict(later_recipe), **wb.data_key(),
+                  "tag": tag,
                   "regions": None if regions is None else
                   {t: f"{regions[t].count()}:{regions[t].digest()}" for t in sequence[: n + 1]}}
         count = trainable.count() if isinstance(trainable, Mask) else len(trainable)

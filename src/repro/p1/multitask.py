@@ -124,7 +124,7 @@ def tune_union(wb: "Workbench", tasks: Sequence[str], vector: Mapping[str, torch
     config = {"kind": "joint-graft", "tasks": list(tasks), "k": p.k_shot, "seed": seed,
               "base": f"mask:{union.count()}:{union.digest()}", "lr": recipe.lr, "steps": recipe.steps,
               "bs": recipe.batch_size, "max_examples": recipe.max_examples, "b": recipe.sigmoid_bias,
-              "vector": tensor_digest(delta), "data": wb.data_tag, "tag": tag,
+              "vector": tensor_digest(delta), **wb.data_key(model=False, max_length=False), "tag": tag,
               **({"max_dev": recipe.max_dev} if recipe.max_dev is not None else {})}
 
     def compute() -> tuple[Mask, dict]:

@@ -24,8 +24,8 @@ ADAPTER_KINDS = ("houlsby", "pfeiffer")
 
 
 def _base_config(wb: "Workbench", task: str, recipe: FinetuneRecipe, seed: int) -> dict:
-    return {"task": task, "k": wb.profile.k_shot, "seed": seed, "recipe": asdict(recipe), "model": wb.profile.model,
-            "max_length": wb.profile.max_length, "data": wb.data_tag, **wb.precision_key()}
+    return {"task": task, "k": wb.profile.k_shot, "seed": seed, "recipe": asdict(recipe), **wb.data_key(),
+            **wb.precision_key()}
 
 
 def lora_params(wb: "Workbench", rank: int, targets=LORA_TARGETS) -> int:

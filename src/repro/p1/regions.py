@@ -121,8 +121,8 @@ def fish_regions(wb: "Workbench", task: str, densities: Sequence[float], *, k: i
     seed = wb.seed if seed is None else seed
     p = wb.profile
     data = wb.task(task, k=k, seed=seed)
-    base = {"what": "fish", "task": task, "k": k or p.k_shot, "seed": seed, "model": p.model,
-            "max_length": p.max_length, "data": wb.data_tag, "target": "logprob", "labels": "true"}
+    base = {"what": "fish", "task": task, "k": k or p.k_shot, "seed": seed, **wb.data_key(),
+            "target": "logprob", "labels": "true"}
     from repro.workbench import MASK
 
     out: dict[float, Mask] = {}

@@ -86,7 +86,7 @@ def checkpoint_tracking(wb: "Workbench", task: str, sparsities: Sequence[float],
         raise ValueError(f"checkpoint {checkpoint} is not a snapshot step (multiples of every={every})")
     config = {"what": "p1-fig15", "task": task, "sparsities": list(sparsities), "checkpoint": checkpoint,
               "every": every, "recipe": asdict(recipe), "graft_steps": steps, "k": k or p.k_shot, "seed": seed,
-              "n_eval": n_eval, "model": p.model, "max_length": p.max_length, "data": wb.data_tag,
+              "n_eval": n_eval, **wb.data_key(),
               "graft": [recipe_g.lr, recipe_g.batch_size, recipe_g.max_examples, recipe_g.sigmoid_bias]}
     from repro.workbench import JSON
 

@@ -282,7 +282,7 @@ def run_method(wb: "Workbench", ev: Evaluator, key: str, alphas: Sequence[float]
     config = {"method": key, "grid": grid, "negation": negation, "eval": ev.config(), "vectors": vectors_key(vectors),
               "per_example": True,  # results carry the per-example test correctness (re-keyed once)
               "merger": None if method.merger is None else method.merger.config(),
-              "negation_threshold": NEGATION_THRESHOLD, "model": wb.profile.model, "data": wb.data_tag}
+              "negation_threshold": NEGATION_THRESHOLD, **wb.data_key(max_length=False)}
 
     def compute() -> dict:
         start, n0 = time.perf_counter(), ev.evaluated
@@ -330,7 +330,7 @@ def merging_scheme(wb: "Workbench", ev: Evaluator, source: str, scheme: str, alp
     config = {"source": source, "scheme": scheme, "grid": grid, "eval": ev.config(), "vectors": vectors_key(vectors),
               "ada": [adamerging_steps, adamerging_lr, adamerging_batch], "ties": ties.config(),
               "per_example": True,  # every scheme's result carries its per-example test correctness
-              "model": wb.profile.model, "data": wb.data_tag}
+              **wb.data_key(max_length=False)}
 
     def compute() -> dict:
         base = run_method(wb, ev, source, alphas, negation=ev.control is not None)["addition"]

@@ -232,7 +232,7 @@ def drift_curve(wb: "Workbench", task: str, method: str, steps: Sequence[int], e
     mask_key = trainable.count() if isinstance(trainable, Mask) else len(trainable)
     config = {"task": task, "method": method, "steps": steps, "seed": seed, "recipe": asdict(recipe),
               "trainable": mask_key, "examples": [_example_key(e, i) for i, e in enumerate(examples)],
-              "model": wb.profile.model, "max_length": wb.profile.max_length, "data": wb.data_tag}
+              **wb.data_key()}
     data = wb.task(task, seed=seed)
 
     def compute() -> tuple[list[dict], dict]:

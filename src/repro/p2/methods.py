@@ -122,8 +122,7 @@ def describe_lrs(profile: Profile) -> str:
 
 # --- masks -----------------------------------------------------------------------------------------------
 def _data_config(wb: "Workbench", task: str, seed: int) -> dict:
-    return {"task": task, "k": wb.profile.k_shot, "seed": seed, "model": wb.profile.model,
-            "max_length": wb.profile.max_length, "data": wb.data_tag}
+    return {"task": task, "k": wb.profile.k_shot, "seed": seed, **wb.data_key()}
 
 
 def calibration_examples(wb: "Workbench", task: str, n: int | None = None, seed: int | None = None) -> list:

@@ -102,8 +102,8 @@ def low_sensitivity_mask(wb: "Workbench", task: str, n_examples: int, fraction: 
 
     seed = wb.seed if seed is None else seed
     config = {"kind": "low-sensitivity", "task": task, "n": n_examples, "fraction": fraction, "seed": seed,
-              "k": wb.profile.k_shot, "target": "logprob", "model": wb.profile.model,
-              "max_length": wb.profile.max_length, "data": wb.data_tag, **calibration_key(wb)}
+              "k": wb.profile.k_shot, "target": "logprob", **wb.data_key(),
+              **calibration_key(wb)}
 
     def compute() -> tuple[Mask, dict]:
         examples = calibration_examples(wb, task, n_examples, seed=seed)
