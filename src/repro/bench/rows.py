@@ -16,6 +16,8 @@ import platform
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
+from repro.report.display import fmt_short
+
 ROW_KEYS: tuple[str, ...] = ("name", "ours", "baseline", "ratio", "target", "pass", "unit", "device", "model")
 OPS: tuple[str, ...] = ("<=", ">=")
 
@@ -77,20 +79,12 @@ def status(row: Mapping[str, Any]) -> str:
     return "report" if row.get("ours") is not None else "not measured"
 
 
-def _fmt(x: Any) -> str:
-    if x is None:
-        return "-"
-    if isinstance(x, float):
-        return f"{x:.4g}"
-    return str(x)
-
-
 def format_row(row: Mapping[str, Any]) -> str:
     """One printed line: name, ours, baseline, ratio against target, verdict, seconds spent."""
-    target = f"{row.get('op', '<=')} {_fmt(row['target'])}" if row["target"] is not None else "report"
+    target = f"{row.get('op', '<=')} {fmt_short(row['target'])}" if row["target"] is not None else "report"
     paper = f" (paper {row['paper']:.3g})" if isinstance(row.get("paper"), (int, float)) else ""
-    return (f"{row['name']:<44} ours {_fmt(row['ours']):>10} {row['unit']:<8} base {_fmt(row['baseline']):>10}  "
-            f"ratio {_fmt(row['ratio']):>8} target {target:<9}{paper}  {status(row):<6} "
+    return (f"{row['name']:<44} ours {fmt_short(row['ours']):>10} {row['unit']:<8} base {fmt_short(row['baseline']):>10}  "
+            f"ratio {fmt_short(row['ratio']):>8} target {target:<9}{paper}  {status(row):<6} "
             f"[{row.get('seconds', 0.0):.1f} s]")
 
 

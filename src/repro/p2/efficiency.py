@@ -10,7 +10,7 @@ calibration, each measured in a fresh process on the P2 method zoo's own trainab
   fine-tuning (40 iterations, as many as TaLoS's calibration batches); :func:`table4_rows` derives it from the
   measured non-linear FT iteration (same number of iterations as our TaLoS calibration makes).
 
-Peak memory is :class:`repro.p2.cost.PeakMemory` around the measured block: on the CPU the peak resident set size
+Peak memory is :class:`repro.device.PeakMemory` around the measured block: on the CPU the peak resident set size
 above the resident size when the block starts; on a GPU ``torch.cuda.max_memory_allocated``.
 """
 
