@@ -2,6 +2,6 @@
 
 Run ``repro bench [--quick] [--device cpu|cuda]`` (or ``python -m repro.bench``).  Each pair is measured side by
 side in one process on the same model and batch (:mod:`repro.bench.pairs`); the scaling table and the matmul
-peak are in :mod:`repro.bench.scaling`; rows, PASS/FAIL and ``results/bench.json`` in :mod:`repro.bench.rows`;
+peak are in :mod:`repro.bench.scaling`; rows, their verdicts and ``results/bench.json`` in :mod:`repro.bench.rows`;
 the command itself in :mod:`repro.bench.main`.  The book's Performance page renders the JSON.
 """

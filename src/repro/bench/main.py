@@ -1,4 +1,5 @@
-"""The ``repro bench`` command: build the models, run every pair, print PASS/FAIL, write ``results/bench.json``.
+"""The ``repro bench`` command: build the models, run every pair, print each row's verdict (holds /
+does-not-hold), write ``results/bench.json``.
 
 ``--quick`` (target ≤ 5 min on 2 idle cores) measures MiniLM with fewer repeats, one TaLoS round and a shorter α grid;
 the full run does four TaLoS calibration rounds and more iterations.  ``--device cuda`` adds random-init
