@@ -32,6 +32,15 @@ SIGNED_COLUMNS = re.compile(r"(?i)^(Δ|delta|diff|gap|gain).*|.*(_delta|_gap|_ga
 BOX_CLASS = {"holds": "tip", "does-not-hold": "danger", "inconclusive": "warning", "not-testable": "note"}
 
 
+def plotting() -> tuple[Any, Any]:
+    """``(matplotlib.pyplot, seaborn)``, imported on first use: the one place figures get them (seaborn takes about
+    2 s to import, and only the pages that draw need it)."""
+    import matplotlib.pyplot as plt  # heavy (with seaborn, ~2 s): figures only
+    import seaborn as sns
+
+    return plt, sns
+
+
 def _missing(v: Any) -> bool:
     return v is None or (isinstance(v, float) and math.isnan(v))
 
@@ -159,12 +168,17 @@ def glue(name: str, value: Any, kind: str = "float") -> str:
     if kind not in fmt:
         raise ValueError(f"glue kind {kind!r} unknown; use one of {sorted(fmt)}")
     text = fmt[kind](value)
-    try:
-        from myst_nb import glue as _glue
-    except ImportError:  # outside the book tooling the number is still returned
-        return text
-    _glue(name, text, display=False)
+    _myst_glue(name, text)
     return text
+
+
+def _myst_glue(name: str, value: Any) -> None:
+    """Glue ``value`` under ``name`` for the page (myst-nb); nothing outside the book tooling."""
+    try:
+        from myst_nb import glue as _glue  # optional heavy dependency (the book tooling), only while a page runs
+    except ImportError:
+        return
+    _glue(name, value, display=False)
 
 
 def _evidence_line(ev: Mapping[str, Any] | None) -> str:
@@ -245,7 +259,7 @@ def show(obj: Any) -> None:
     if obj is None:
         return
     try:  # IPython is there wherever a notebook runs; plain scripts and tests have no kernel to show it in
-        from IPython import get_ipython
+        from IPython import get_ipython  # optional: only inside a notebook kernel
         from IPython.display import display
     except ImportError:
         return
@@ -324,11 +338,7 @@ def glue_verdicts(claims: Iterable[Mapping[str, Any]], key: str = "verdicts") ->
     """Glue the chapter's :class:`VerdictSummary` under ``key``: the page shows it at the top with
     ``{glue:} verdicts``, before any code, although the claims are decided at the end."""
     summary = VerdictSummary(claims)
-    try:
-        from myst_nb import glue as _glue
-    except ImportError:
-        return summary
-    _glue(key, summary, display=False)
+    _myst_glue(key, summary)
     return summary
 
 
@@ -379,6 +389,6 @@ def verdicts(claims: Iterable[Mapping[str, Any]], prefix: str = "") -> VerdictBo
     return VerdictBoxes(c for c in claims if str(c["id"]).startswith(prefix))
 
 
-__all__ = ["ClaimView", "Notice", "Rows", "VerdictBoxes", "VerdictSummary", "describe", "glue_verdicts", "graft_notice", "fmt_count", "fmt_float", "fmt_index", "fmt_pct", "fmt_short", "fmt_signed",
+__all__ = ["ClaimView", "Notice", "Rows", "VerdictBoxes", "VerdictSummary", "describe", "plotting", "glue_verdicts", "graft_notice", "fmt_count", "fmt_float", "fmt_index", "fmt_pct", "fmt_short", "fmt_signed",
            "fmt_sparsity", "fmt_value", "glue",
            "style_table", "verdict_box", "verdicts"]
