@@ -32,9 +32,12 @@ import os
 import re
 import resource
 import subprocess
+from importlib.metadata import version
 from typing import Any
 
 import torch
+
+from repro.paths import project_root
 
 DEVICE_CHOICES: tuple[str, ...] = ("auto", "cpu", "cuda")
 PRECISIONS: tuple[str, ...] = ("fp32", "bf16", "tf32")
@@ -124,8 +127,6 @@ def loader_workers(model: torch.nn.Module) -> int:
 
 def _version(module: str) -> str | None:
     try:
-        from importlib.metadata import version
-
         return version(module)
     except Exception:  # noqa: BLE001 - a missing optional package is recorded as None
         return None
@@ -134,8 +135,6 @@ def _version(module: str) -> str | None:
 @functools.lru_cache(maxsize=1)
 def git_commit() -> str | None:
     """The repository's HEAD commit (with "+dirty" when the work tree differs), or None outside a checkout."""
-    from repro.paths import project_root
-
     root = project_root()
     try:
         head = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True,

@@ -25,6 +25,10 @@ from collections import Counter
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from typing import Any, Callable, Iterator, Mapping, Sequence
+import warnings
+from unittest import mock
+
+import torch
 
 from repro.data.shapes import DATASET_SHAPES
 from repro.jobs import DataUse, JobSpec, check_deps, dedupe, format_table
@@ -32,7 +36,9 @@ from repro.p1 import appendix_jobs as p1_appendix
 from repro.p1 import calibration_ood_jobs, localization_jobs, multitask_continual_jobs
 from repro.p2 import appendix_jobs as p2_appendix
 from repro.p2 import disentanglement_jobs, sensitivity_jobs, structure_cost_jobs, task_arithmetic_jobs
-from repro.profiles import PROFILES, Profile, get_profile
+from repro.profiles import PROFILES, Profile, get_profile, GraftRecipe
+from repro.core import grafting as G
+from repro.data import Example, SOURCES, load_task
 
 #: every notebook chapter and the function declaring its jobs, in the order that owns shared jobs
 CHAPTERS: dict[str, Callable[..., list[JobSpec]]] = {
@@ -106,16 +112,12 @@ def per_class(counts: Any) -> list[int]:
 
 def _pool(counts: Sequence[int], tag: str) -> list:
     """A split of the given per-class counts: one shared example object per class (only labels are read)."""
-    from repro.data import Example
-
     return [ex for c, n in enumerate(counts) for ex in [Example(tag, c)] * n]
 
 
 @contextmanager
 def _shapes_source(shapes: Shapes) -> Iterator[str]:
     """A data source (:data:`repro.data.SOURCES`) serving pools of ``shapes``' train / test counts, while open."""
-    from repro.data import SOURCES
-
     def source(task: str, k: int, n_test: int, profile: Profile) -> tuple[list, list, str]:
         sp = shapes[task]
         return _pool(per_class(sp["train"]), TRAIN_TAG), _pool(per_class(sp.get("test", [])), TEST_TAG), _SOURCE
@@ -129,9 +131,6 @@ def _shapes_source(shapes: Shapes) -> Iterator[str]:
 
 def kshot_counts(task: str, k: int, profile: Profile, shapes: Shapes) -> tuple[list, list]:
     """(train, dev) of :func:`repro.data.load_task` for ``task`` at ``k`` on a pool of ``shapes``' counts."""
-    import warnings
-
-    from repro.data import load_task
 
     with _shapes_source(shapes) as name, warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -141,8 +140,6 @@ def kshot_counts(task: str, k: int, profile: Profile, shapes: Shapes) -> tuple[l
 
 def _retag(split: Sequence, tag: str) -> list:
     """``split`` in its order with one ``tag``-ged example object per class (tells train from dev examples)."""
-    from repro.data import Example
-
     ones: dict[int, Any] = {}
     return [ones.setdefault(e.label, Example(tag, e.label)) for e in split]
 
@@ -151,12 +148,7 @@ def selection_labels(train: Sequence, dev: Sequence, select: int, max_dev: int |
     """The labels of the training examples :func:`repro.core.grafting.learn_graft` (``joint``:
     :func:`~repro.core.grafting.learn_joint_graft`) scores to pick the best graft, observed by running it for one
     step with the model arithmetic stubbed; a string says why it could not be observed."""
-    from unittest import mock
 
-    import torch
-
-    from repro.core import grafting as G
-    from repro.profiles import GraftRecipe
 
     seen: list[int] = []
 

@@ -18,7 +18,7 @@ import torch
 
 from repro.artifacts import (STORE_FIELD, ArtifactError, ArtifactStore, code_fingerprint, load_json_artifact,
                              load_tensors, read_json, save_json_artifact, save_tensors, stale_reason, tensor_digest)
-from repro.data import Example, TaskData
+from repro.data import Example, TaskData, load_task, get_spec
 from repro.core.checks import check_finite, check_pair
 from repro.core.evaluation import Predictions, predict, score
 from repro.core.finetune import TrainResult, train
@@ -109,8 +109,6 @@ class Workbench:
     # --- data ------------------------------------------------------------------------------------------
     def task(self, name: str, k: int | None = None, seed: int | None = None) -> TaskData:
         """Load (once) a task's k-shot train/dev and test splits and register its head."""
-        from repro.data import load_task
-
         k = k or self.profile.k_shot
         seed = self.seed if seed is None else seed
         key = (name, k, seed)
@@ -242,8 +240,6 @@ class Workbench:
                   k: int | None = None) -> FinetuneRecipe:
         """``recipe`` (default the profile's P1 recipe) with a ``steps = 0`` resolved to the profile's P1 step budget
         for ``tasks`` at ``k`` examples per label (:meth:`repro.profiles.Profile.p1_recipe`)."""
-        from repro.data import get_spec
-
         recipe = recipe or self.profile.p1_finetune
         if recipe.steps:
             return recipe

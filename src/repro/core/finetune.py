@@ -20,6 +20,7 @@ import random
 import weakref
 from dataclasses import dataclass, field
 from typing import Callable, Mapping, Sequence
+import time
 
 import torch
 from repro.progress import progress_bar
@@ -254,8 +255,6 @@ def train(
     the training precision (:func:`repro.device.autocast`).  The order of the batches is drawn up front from
     ``seed`` (the same draws as drawing them step by step).
     """
-    import time
-
     if not train_data:
         raise ValueError("train_data is empty")
     if recipe.steps < 1:

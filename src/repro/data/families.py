@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from repro.data.hub_nlp import load_nlp
 from repro.data.hub_vision import load_vision
-from repro.data.synthetic_images import synthetic_image_task
 from repro.data.tasks import TASKS, Example, TaskData, TaskSpec, fixed_subset
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -40,6 +39,8 @@ def _hub_vision(name: str, profile: "Profile", data_dir: str | Path | None) -> t
 
 def _synthetic_images(name: str, profile: "Profile", data_dir: str | Path | None
                       ) -> tuple[TaskSpec, list, list, list]:
+    from repro.data.synthetic_images import synthetic_image_task  # heavy: torch; repro.data is read without it
+
     classes, sp = synthetic_image_task(name, image_size=int(profile.image_size))
     return (TaskSpec(name, classes, family="vision"), _images(sp["train"]), _images(sp["val"]),
             _images(sp["test"]))

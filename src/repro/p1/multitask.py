@@ -22,12 +22,15 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import torch
+import pandas as pd
 
 from repro.artifacts import tensor_digest
 from repro.data import fixed_subset
 from repro.core.grafting import learn_joint_graft
 from repro.core.masks import Mask
 from repro.core.metrics import accuracy
+from repro.report.display import plotting
+from repro.workbench import MASK
 
 if TYPE_CHECKING:  # pragma: no cover
     from repro.workbench import Workbench
@@ -112,8 +115,6 @@ def tune_union(wb: "Workbench", tasks: Sequence[str], vector: Mapping[str, torch
                max_examples: int | None = None) -> tuple[Mask, dict]:
     """Cached :func:`repro.core.grafting.learn_joint_graft` of ``union`` on ``tasks``' k-shot data with the profile's graft settings
     (``lr`` / ``max_examples`` per task override the profile's)."""
-    from repro.workbench import MASK
-
     p = wb.profile
     seed = wb.seed if seed is None else seed
     recipe = replace(p.graft, steps=steps, lr=p.graft.lr if lr is None else float(lr),
@@ -199,8 +200,7 @@ def group_summary(rows: Sequence[Mapping], groups: Mapping[str, Sequence[str]]) 
 def plot_heatmap(ax: Any, rows: Sequence[Mapping], value: str, title: str, index: str = "row", columns: str = "col",
                  fmt: str = ".2f", order: Sequence[str] = (), **kw: Any) -> None:
     """One Fig. 8 panel: ``value`` of ``rows`` as an annotated heatmap, tasks in ``order`` (groups after them)."""
-    import pandas as pd
-    import seaborn as sns
+    _, sns = plotting()
 
     df = pd.DataFrame(rows).pivot(index=index, columns=columns, values=value)
     order_c = [t for t in order if t in df.columns]

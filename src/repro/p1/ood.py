@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 import numpy as np
 
 from repro.data import Example, TaskSpec, fixed_subset
+from repro.core.merging import wise_interpolate
 
 if TYPE_CHECKING:  # pragma: no cover
     from repro.workbench import Workbench
@@ -130,8 +131,6 @@ def wise_correct(wb: "Workbench", source: str, targets: Sequence[str], vector: M
     (Wortsman et al. 2022), α → {source (ID) / target: array}.
 
     θ_end is the fine-tuned model (WiSE-FT) or, with ``mask``, the graft θ_pre + γ ⊙ τ (WiSE-Graft)."""
-    from repro.core.merging import wise_interpolate
-
     end = wb.overrides(vector, 1.0, mask)
     pre = {n: wb.pre[n] for n in end}
     return {float(a): ood_correct(wb, source, targets, wise_interpolate(pre, end, float(a)), split, neutral, limit)

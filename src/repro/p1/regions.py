@@ -31,6 +31,7 @@ from repro.core.grafting import movement_mask, zero_outside_params
 from repro.core.masks import Mask
 from repro.core.metrics import agreement
 from repro.models.base import layer_index
+from repro.workbench import MASK
 
 if TYPE_CHECKING:  # pragma: no cover
     from repro.workbench import Workbench
@@ -123,7 +124,6 @@ def fish_regions(wb: "Workbench", task: str, densities: Sequence[float], *, k: i
     data = wb.task(task, k=k, seed=seed)
     base = {"what": "fish", "task": task, "k": k or p.k_shot, "seed": seed, **wb.data_key(),
             "target": "logprob", "labels": "true"}
-    from repro.workbench import MASK
 
     out: dict[float, Mask] = {}
     fresh: dict[float, Mask] = {}  # one Fisher, computed for every density on the first one not stored

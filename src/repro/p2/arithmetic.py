@@ -44,6 +44,8 @@ from repro.core.taskvec import TaskVector
 from repro.p2.evaluator import Evaluator
 from repro.p2.methods import METHODS as FT_METHODS
 from repro.p2.methods import family_setting, finetune_method, method_sparsity
+from repro.report.reference import select
+from repro.workbench import JSON
 
 if TYPE_CHECKING:  # pragma: no cover
     from repro.profiles import Profile
@@ -126,8 +128,6 @@ def method_alphas(wb: "Workbench", method: ArithmeticMethod, alphas: Sequence[fl
 
 def cached_json(wb: "Workbench", kind: str, config: dict, compute: Callable[[], dict]) -> dict:
     """A JSON result of the protocol, cached in the artifact store under ``kind`` / ``config``."""
-    from repro.workbench import JSON
-
     return wb.cached(kind, config, lambda: (compute(), {}), JSON)[0]
 
 
@@ -390,8 +390,6 @@ def _pct(x: float | None) -> float | None:
 
 
 def _paper(table: int, model: str, method: str, metric: str) -> float | None:
-    from repro.report.reference import select
-
     try:
         df = select("p2", table, model=model, method=method, metric=metric)
     except KeyError:

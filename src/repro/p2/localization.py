@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Mapping, Sequence
 import numpy as np
 import torch
 
-from repro.core.evaluation import predict
+from repro.core.evaluation import predict, score
 from repro.core.fisher import fish_masks as core_fish_masks
 from repro.core.masks import Mask
 from repro.core.taskvec import Tensors, TaskVector
@@ -42,8 +42,6 @@ def _linear_base(wb: "Workbench", vector: Mapping[str, torch.Tensor]) -> dict[st
 
 def _value(wb: "Workbench", task: str, examples: Sequence[Example], vector: Mapping[str, torch.Tensor] | None,
            linear: bool) -> float:
-    from repro.core.evaluation import score
-
     over = wb.overrides(vector) if vector else None
     kw = {"linear_base": _linear_base(wb, vector)} if (linear and vector) else {}
     pred = wb.predict(task, overrides=over, examples=examples, **kw)

@@ -27,6 +27,9 @@ from repro.core.fisher import diagonal_fisher
 from repro.core.masks import Mask
 from repro.data import Example, fixed_subset
 from repro.models.base import Classifier
+from repro.core.evaluation import score
+from repro.p2.methods import calibration_examples, calibration_key
+from repro.workbench import MASK
 
 if TYPE_CHECKING:  # pragma: no cover
     from repro.workbench import Workbench
@@ -97,9 +100,6 @@ def perturb(params: Mapping[str, torch.Tensor], mask: Mask, std_scale: float = 2
 def low_sensitivity_mask(wb: "Workbench", task: str, n_examples: int, fraction: float = 0.1,
                          seed: int | None = None) -> tuple[Mask, dict]:
     """P2 §4.1: the ``fraction`` of maskable entries with the lowest Eq. 7 Fisher on ``task`` (cached)."""
-    from repro.p2.methods import calibration_examples, calibration_key
-    from repro.workbench import MASK
-
     seed = wb.seed if seed is None else seed
     config = {"kind": "low-sensitivity", "task": task, "n": n_examples, "fraction": fraction, "seed": seed,
               "k": wb.profile.k_shot, "target": "logprob", **wb.data_key(),
@@ -135,8 +135,6 @@ def eval_sets(wb: "Workbench", tasks: Sequence[str], n_eval: int, seed: int | No
 
 
 def _acc(wb: "Workbench", task: str, examples: Sequence[Example], overrides) -> float:
-    from repro.core.evaluation import score
-
     return score(wb.predict(task, "test", overrides, examples=examples), wb.model.specs[task].metric)["value"]
 
 

@@ -134,7 +134,7 @@ def _anchor(executed: Path | None, claim_id: str) -> str:
 def _make_id(title: str) -> str:
     """The id Sphinx gives a section with this title (docutils' ``make_id``)."""
     try:
-        from docutils.nodes import make_id
+        from docutils.nodes import make_id  # optional: comes with Sphinx
     except ImportError:  # pragma: no cover - docutils comes with Sphinx
         return ""
     plain = re.sub(r"[`*]", "", re.sub(r"\{[a-z:]+\}`([^`]*)`", r"\1", title))

@@ -36,7 +36,7 @@ def plotting() -> tuple[Any, Any]:
     """``(matplotlib.pyplot, seaborn)``, imported on first use: the one place figures get them (seaborn takes about
     2 s to import, and only the pages that draw need it)."""
     import matplotlib.pyplot as plt  # heavy (with seaborn, ~2 s): figures only
-    import seaborn as sns
+    import seaborn as sns  # heavy: figures only
 
     return plt, sns
 
@@ -260,7 +260,7 @@ def show(obj: Any) -> None:
         return
     try:  # IPython is there wherever a notebook runs; plain scripts and tests have no kernel to show it in
         from IPython import get_ipython  # optional: only inside a notebook kernel
-        from IPython.display import display
+        from IPython.display import display  # optional: only inside a notebook kernel
     except ImportError:
         return
     if get_ipython() is not None:

@@ -53,6 +53,7 @@ from repro.artifacts import write_json
 from repro.paths import project_root, resolve_path, results_path
 from repro.report.display import ClaimView, Rows, departure_note, fmt_index, fmt_sparsity, fmt_value, show
 from repro.report.verdicts import HOLDS, Evidence, VerdictError, check_consistent, verdict_of
+from repro import __version__
 
 ID_RE = re.compile(r"^p[12]-(table|fig)[1-9][0-9]*[a-z]?(-[a-z0-9]+)*$")
 ROW_KEYS: tuple[str, ...] = ("task", "method", "sparsity", "metric", "value", "std", "paper")
@@ -222,8 +223,6 @@ class Results:
     """
 
     def __init__(self, notebook: str, profile: str, params: Mapping[str, Any] | None = None) -> None:
-        from repro import __version__
-
         self.notebook = notebook
         self.profile = profile
         self.meta: dict[str, Any] = {
@@ -282,9 +281,9 @@ class Results:
         return ClaimView(claim)
 
     def to_dict(self) -> dict[str, Any]:
-        from repro.device import environment_meta  # device, training/eval precision, models, versions, commit
+        from repro.device import environment_meta  # heavy: repro.device imports torch; reading results needs none
 
-        meta = dict(self.meta, **environment_meta())
+        meta = dict(self.meta, **environment_meta())  # device, training/eval precision, models, versions, commit
         meta["created"] = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
         return {"meta": meta, "tables": self.tables, "figures": self.figures, "claims": self.claims}
 
