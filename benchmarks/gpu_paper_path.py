@@ -191,6 +191,7 @@ def measure_loader(prof: Profile, tmp: Path, workers: int, n_batches: int) -> di
     vprof = prof.for_p2("vision")
     wb = Workbench(vprof, artifacts_dir=tmp / "loader")
     task = vprof.p2_tasks[0]
+    wb.task(task)  # registers the task's zero-shot head (collate checks it)
     bs = vprof.p2_finetune.batch_size
     folder = tmp / "jpeg"
     folder.mkdir(parents=True, exist_ok=True)
@@ -211,10 +212,12 @@ def measure_loader(prof: Profile, tmp: Path, workers: int, n_batches: int) -> di
     return {"images_per_s": out, "batch": bs, "batches": n_batches}
 
 
-def rate(kind: str, family: str, per_step: dict) -> float:
-    """Seconds per example-pass of a job of ``kind`` on the model of ``family`` ("" = P1's roberta-base)."""
+def rate(kind: str, family: str, per_step: dict, batch: int = 2) -> float:
+    """Seconds per example-pass of a job of ``kind`` on the model of ``family`` ("" = P1's roberta-base); a P1
+    training run at ``batch`` 2 (the official SGD recipe) is priced by the measured batch-2 step, a larger batch by
+    the per-example rate of the graft's batch-8 gradients."""
     if family == "":
-        if kind in ("finetune", "adapter", "continual"):
+        if kind in ("finetune", "adapter", "continual") and batch <= 2:
             return per_step["p1_ft_step"]["seconds"] / per_step["p1_ft_step"]["batch"]
         if kind in TRAINING_KINDS:
             return per_step["p1_graft_example"]["seconds"]
@@ -241,10 +244,22 @@ def estimate_hours(per_step: dict, profile: str = "paper") -> dict[str, dict]:
             nb = job.notebooks[0]
             if family == "nlp" and not nb.startswith("p2"):
                 continue  # P1 is the same in both; counted with the vision family
-            hours[nb] += job.cost * rate(job.kind, job.family if nb.startswith("p2") else "", per_step) / 3600
+            batch = int((job.kwargs.get("recipe") or {}).get("batch_size", 2))
+            hours[nb] += job.cost * rate(job.kind, job.family if nb.startswith("p2") else "", per_step, batch) / 3600
             counts[nb] += 1
         out[family] = {nb: {"jobs": counts[nb], "gpu_hours": hours[nb]} for nb in counts}
     return out
+
+
+def hours_by_kind(per_step: dict, profile: str = "paper") -> dict[str, float]:
+    """GPU-hours of the vision-family plans per (notebook, kind, k): where the time goes."""
+    out: dict[str, float] = defaultdict(float)
+    for job in inventory(profile, family="vision"):
+        nb = job.notebooks[0]
+        batch = int((job.kwargs.get("recipe") or {}).get("batch_size", 2))
+        key = f"{nb} {job.kind}" + (f" k={job.kwargs['k']}" if "k" in job.kwargs else "")
+        out[key] += job.cost * rate(job.kind, job.family if nb.startswith("p2") else "", per_step, batch) / 3600
+    return dict(sorted(out.items(), key=lambda kv: -kv[1]))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -279,6 +294,7 @@ def main(argv: list[str] | None = None) -> int:
         report["per_step"] = per_step
         report["loader"] = measure_loader(prof, Path(tmp), workers, n_batches)
     report["gpu_hours"] = estimate_hours(per_step)
+    report["gpu_hours_by_kind"] = hours_by_kind(per_step)
 
     print(f"\n== seconds per unit ({device}{', ' + report['gpu'] if report['gpu'] else ''}, P2 {prof.precision})")
     for k, v in per_step.items():
@@ -305,6 +321,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {family:7s} {'total':24s} {sum(v['jobs'] for v in nbs.values()):5d} jobs "
               f"{sum(v['gpu_hours'] for v in nbs.values()):9.1f} h")
     print(f"  both families, P1 once: {total:.1f} GPU-hours")
+    print("  where the time goes (vision family, the largest five):")
+    for key, h in list(report["gpu_hours_by_kind"].items())[:5]:
+        print(f"    {key:40s} {h:9.1f} h")
     out_path.write_text(json.dumps(report, indent=1, default=str))
     print(f"\nwrote {out_path}")
     return 0

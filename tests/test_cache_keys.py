@@ -12,12 +12,16 @@ import torch
 
 from repro.artifacts import ArtifactStore
 
+# Key scheme 2 (issue 25): every key below changed once, on purpose.  The graft key holds tensor_digest(Δ), which
+# now hashes Δ's whole content, dtype and shape (the old digest read only the first 4096 bytes and sum |t|, so two
+# vectors differing past the prefix collided); every key holds the data tag, which now names the data's content
+# (generated: the source and its data seed; a --data folder: the digest of its files, no longer its path).
 GOLDEN = {
-    "finetune": ("taskvec", "96ca1577f4ad6a82"),
-    "graft": ("graft", "6956f08718d7778a"),
-    "talos_mask": ("mask", "7c7d6733650d72b2"),
-    "lora_run": ("taskvec", "f1d809887283a756"),
-    "low_sensitivity_mask": ("mask", "c89fc08803adfa62"),
+    "finetune": ("taskvec", "18974ee99fce9a10"),
+    "graft": ("graft", "1e44cf381b82a341"),
+    "talos_mask": ("mask", "9a35d93d98520d44"),
+    "lora_run": ("taskvec", "3bc2603a1b5d9468"),
+    "low_sensitivity_mask": ("mask", "e47e64b340c096b4"),
 }
 
 

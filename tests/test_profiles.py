@@ -30,7 +30,7 @@ def test_with_sets_one_recipe_field_by_flat_name():
 
 @pytest.mark.parametrize("make, message", [
     (lambda: GraftRecipe(steps=0), "GraftRecipe: steps must be >= 1"),
-    (lambda: GraftRecipe(lr=-1.0), "GraftRecipe: lr must be > 0"),
+    (lambda: GraftRecipe(lr=-1.0), r"GraftRecipe: lr must be in \(0, 1e30\]"),
     (lambda: GraftRecipe(batch_size=0), "batch_size and max_examples"),
     (lambda: TalosRecipe(sparsity=1.0), "TalosRecipe: sparsity must be in"),
     (lambda: TalosRecipe(rounds=0), "TalosRecipe: rounds"),

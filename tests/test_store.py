@@ -168,24 +168,57 @@ def test_codecs_round_trip(tmp_path):
     assert j == j2 == {"rows": [1, 2.5]} and jm["n"] == 3
 
 
-def test_mask_and_vector_digests_keep_their_keys():
-    """The one fingerprint reproduces the historical digests that cache keys were built from."""
+def test_digests_hash_the_whole_content():
+    """Key scheme 2: two vectors that differ anywhere (here: 1,024 signs flipped past the first 4096 bytes, so the
+    old sampled digest, first 4096 bytes + sum |t|, collided) get different keys; dtype and shape count too."""
     import hashlib
 
     g = torch.Generator().manual_seed(1)
-    vec = {"b": torch.randn(5, generator=g), "a": torch.randn(3000, generator=g)}
-    h = hashlib.sha256()
-    for n in sorted(vec):
-        h.update(n.encode())
-        h.update(vec[n].float().numpy().tobytes()[:4096])
-        h.update(str(float(vec[n].abs().sum())).encode())
-    assert artifacts.tensor_digest(vec) == h.hexdigest()[:16]
-    mask = Mask({"x": torch.rand(4, 5, generator=g) > 0.5, "y": torch.rand(7, generator=g) > 0.5})
-    h = hashlib.sha256()
-    for n in sorted(mask.tensors):
-        h.update(n.encode())
-        h.update(mask.tensors[n].reshape(-1).nonzero().numpy().tobytes())
-    assert mask.digest() == h.hexdigest()[:16]
+    a = torch.randn(4096, generator=g)
+    b = a.clone()
+    b[2048:3072] *= -1  # bytes 8192..12288: past any 4096-byte prefix, same sum |t|
+
+    def old(vec):
+        h = hashlib.sha256()
+        for n in sorted(vec):
+            h.update(n.encode())
+            h.update(vec[n].float().numpy().tobytes()[:4096])
+            h.update(str(float(vec[n].abs().sum())).encode())
+        return h.hexdigest()[:16]
+
+    assert old({"w": a}) == old({"w": b})  # the collision the old key had
+    assert artifacts.tensor_digest({"w": a}) != artifacts.tensor_digest({"w": b})
+    assert artifacts.tensor_digest({"w": a}) == artifacts.tensor_digest({"w": a.clone()})  # deterministic
+    assert artifacts.tensor_digest({"w": a}) != artifacts.tensor_digest({"w": a.reshape(64, 64)})
+    assert artifacts.tensor_digest({"w": a}) != artifacts.tensor_digest({"w": a.double()})
+    assert artifacts.tensor_digest({"w": a.bfloat16()}) != artifacts.tensor_digest({"w": b.bfloat16()})
+    m1 = Mask({"x": torch.tensor([True, False, False, False])})
+    m2 = Mask({"x": torch.tensor([[True, False], [False, False]])})  # same index list, another shape
+    assert m1.digest() != m2.digest() and m1.digest() == Mask({"x": torch.tensor([1, 0, 0, 0])}).digest()
+
+
+def test_old_keyed_entries_are_retired_once_with_one_line_each(tmp_path, caplog):
+    """Entries written under the old key scheme are moved to the quarantine once, one line each; none is reused."""
+    wb = bare_workbench(tmp_path)
+    v, _ = wb.cached("taskvec", {"a": 1}, vector_compute([]), VECTOR)
+    js = wb.store.path("taskvec", {"a": 1}).with_suffix(".json")
+    meta = __import__("json").loads(js.read_text())
+    del meta["_store"]["keys"]  # what a sidecar of the old scheme looks like
+    js.write_text(__import__("json").dumps(meta))
+    assert artifacts.check_entry(js.with_suffix("")).startswith("stale: keyed the old way")
+    calls = []
+    wb.cached("taskvec", {"a": 1}, vector_compute(calls), VECTOR)  # never reused, even under the same key
+    assert calls == [1]
+    meta = __import__("json").loads(js.read_text())
+    del meta["_store"]["keys"]
+    js.write_text(__import__("json").dumps(meta))
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="repro.artifacts"):
+        assert len(wb.store.retire_old_keys()) == 1
+        assert wb.store.retire_old_keys() == []  # once: the marker is there
+    lines = [r.getMessage() for r in caplog.records]
+    assert len(lines) == 1 and "stale: keyed the old way" in lines[0] and "\n" not in lines[0]
+    assert (tmp_path / artifacts.REKEYED_MARKER).exists() and not js.exists()
 
 
 @pytest.mark.slow

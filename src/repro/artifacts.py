@@ -13,6 +13,12 @@ missing part, a corrupt file (bad checksum, unreadable JSON or safetensors) or a
 to ``<root>/.quarantine/`` and the caller recomputes it.  Entries written before checksums existed count as
 stale.  A file lock (``<root>/.locks/``) keeps two processes from computing one artifact at once.
 
+Keys that cannot collide (key scheme :data:`KEY_SCHEME`, recorded in the sidecar): tensors enter keys through
+:func:`tensor_digest`, a sha256 of their whole content, dtype and shape; data through a digest of its content.  The
+sidecar's own metadata (shapes, dtypes, kind) is checksummed too, so an edited sidecar is rejected like an edited
+tensor file.  Entries of an earlier key scheme are stale; :meth:`ArtifactStore.retire_old_keys` moves them to the
+quarantine once per store, one line each.
+
 This module is a leaf (it imports nothing from repro), so ``repro cache ls|verify|clear`` can use it without
 loading models.  Tensors are read with safetensors only; nothing is ever unpickled.
 """
@@ -43,6 +49,11 @@ from safetensors.torch import save_file
 log = logging.getLogger("repro.artifacts")
 
 STORE_FIELD = "_store"
+#: Version of the cache-key scheme, recorded in every sidecar (``"_store": {"keys": 2}``).  2: tensors are keyed by
+#: their whole content (:func:`tensor_digest`) and data by its content (:func:`repro.paths.folder_digest`), no longer
+#: by the first 4096 bytes and by the data folder's path.  An entry of an earlier scheme is stale.
+KEY_SCHEME = 2
+REKEYED_MARKER = f".keys-v{KEY_SCHEME}"  # in a store root: its old-scheme entries were moved out once
 PACKAGE_DIR = Path(__file__).resolve().parent
 SLOW_WRITE_ENV = "REPRO_TEST_SLOW_WRITE"  # seconds to sleep inside an atomic write, before the rename (tests only)
 
@@ -64,23 +75,23 @@ def config_hash(config: dict[str, Any]) -> str:
     return hashlib.sha256(blob).hexdigest()[:16]
 
 
-def tensor_digest(tensors: Mapping[str, torch.Tensor], *, sample: bool = True) -> str:
-    """The one tensor fingerprint (16 hex digits) that enters cache keys.
+def tensor_digest(tensors: Mapping[str, torch.Tensor]) -> str:
+    """The one tensor fingerprint (16 hex digits) that enters cache keys: sha256 of the whole content.
 
-    For each name in sorted order: the name, the tensor's bytes (floating tensors as float32) and, with
-    ``sample=True``, only the first 4096 of those bytes plus the sum of |t|.  The sampled form is the historical
-    key of task vectors (cheap on dense 100M-entry vectors; the pinned graft key in tests/test_cache_keys.py
-    depends on it); masks hash their full index lists (``Mask.digest``: ``sample=False``).  Both forms are kept
-    because changing either would re-key every stored artifact that depends on a vector or a mask.
+    For each name in sorted order: the name, the dtype, the shape and every byte of the tensor (nothing is
+    sampled, so two tensors that differ anywhere get different keys; a full sha256 of a 100M-entry float32
+    vector takes about a second).  Key scheme :data:`KEY_SCHEME`; entries keyed by the earlier, sampled digest
+    (first 4096 bytes + sum |t|) are stale (:func:`stale_reason`).
     """
-    h = hashlib.sha256()
+    h = hashlib.sha256(f"tensor_digest/v{KEY_SCHEME}".encode())
     for n in sorted(tensors):
-        t = tensors[n].detach()
-        h.update(n.encode())
-        raw = (t.float() if t.is_floating_point() else t).cpu().numpy().tobytes()
-        h.update(raw[:4096] if sample else raw)
-        if sample:
-            h.update(str(float(t.abs().sum())).encode())
+        t = tensors[n].detach().cpu().contiguous().reshape(-1)
+        h.update(f"\0{n}\0{tensors[n].dtype}\0{tuple(tensors[n].shape)}\0{t.numel()}\0".encode())
+        if t.dtype == torch.bfloat16:  # numpy has no bfloat16: hash its 16-bit patterns
+            t = t.view(torch.int16)
+        elif t.dtype == torch.bool:
+            t = t.to(torch.uint8)
+        h.update(memoryview(t.numpy()).cast("B"))
     return h.hexdigest()[:16]
 
 
@@ -137,12 +148,18 @@ def code_fingerprint(modules: tuple[str, ...]) -> dict[str, Any]:
     return {"digest": h.hexdigest()[:16], "modules": sorted(set(modules)), **versions}
 
 
+OLD_KEYS_REASON = ("stale: keyed the old way (tensors by their first 4096 bytes, data by its path), so it may "
+                   "belong to other inputs")
+
+
 def stale_reason(meta: Mapping[str, Any], code: Mapping[str, Any] | None = None) -> str | None:
     """Why a stored entry's code fingerprint does not match (None = current).  ``code`` defaults to the
     fingerprint of the modules the entry itself records."""
     stamp = meta.get(STORE_FIELD, {}).get("code") if isinstance(meta.get(STORE_FIELD), dict) else None
     if not stamp:
         return "stale: written before checksums and code fingerprints"
+    if meta[STORE_FIELD].get("keys") != KEY_SCHEME:
+        return OLD_KEYS_REASON
     try:
         current = code or code_fingerprint(tuple(stamp.get("modules", ())))
     except (ValueError, OSError, SyntaxError) as e:
@@ -217,7 +234,9 @@ def save_tensors(path: str | Path, tensors: Mapping[str, torch.Tensor], meta: di
     _atomic_write(st, lambda tmp: save_file(contiguous, tmp))
     stamp = dict(meta.get(STORE_FIELD) or {})
     stamp["sha256"] = _sha256_bytes(st.read_bytes())
-    write_json(st.with_suffix(".json"), {**meta, STORE_FIELD: stamp})
+    body = json.loads(json.dumps({k: v for k, v in meta.items() if k != STORE_FIELD}, default=_json_default))
+    stamp["meta_sha256"] = _payload_sha(body)  # shapes, dtypes, kind...: what turns the bytes into the value
+    write_json(st.with_suffix(".json"), {**body, STORE_FIELD: stamp})
 
 
 def load_tensors(path: str | Path) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
@@ -234,9 +253,16 @@ def load_tensors(path: str | Path) -> tuple[dict[str, torch.Tensor], dict[str, A
         raise ArtifactError(st, f"incomplete: {(js if not js.exists() else st).name} is missing")
     meta = read_json(js)
     data = st.read_bytes()
-    want = meta.get(STORE_FIELD, {}).get("sha256") if isinstance(meta.get(STORE_FIELD), dict) else None
+    stamp = meta.get(STORE_FIELD) if isinstance(meta.get(STORE_FIELD), dict) else {}
+    want = stamp.get("sha256")
     if want is not None and _sha256_bytes(data) != want:
         raise ArtifactError(st, "corrupt: the tensor file's sha256 differs from the one recorded in its .json")
+    want_meta = stamp.get("meta_sha256")
+    if want_meta is None and "keys" in stamp:
+        raise ArtifactError(st, "corrupt: its .json lost the checksum of its metadata (meta_sha256)")
+    if want_meta is not None and _payload_sha({k: v for k, v in meta.items() if k != STORE_FIELD}) != want_meta:
+        raise ArtifactError(st, "corrupt: its .json metadata (shapes, dtypes, ...) differs from the checksum it "
+                                "records; it was edited")
     try:
         tensors = load_safetensors_bytes(data)
     except (SafetensorError, ValueError, RuntimeError) as e:
@@ -326,13 +352,49 @@ class ArtifactStore:
         _notice(f"artifact {path.parent.name}/{path.name} {reason}; moved to {dest}, recomputing")
         return dest
 
+    def retire_old_keys(self) -> list[Path]:
+        """Once per store: move every entry keyed by an earlier :data:`KEY_SCHEME` to the quarantine, one line each.
+
+        Such an entry can never be looked up under the new keys, and must not be reused: the sampled tensor digest
+        let two different task vectors share a key, and data was keyed by its folder's path.  Entries whose JSON
+        is missing or unreadable are left to the normal checks.  A marker file ``.keys-v<N>`` records that the
+        sweep ran, so later runs only stat it."""
+        marker = self.root / REKEYED_MARKER
+        if not self.root.is_dir() or marker.exists():
+            return []
+        moved = []
+        for kdir in sorted(p for p in self.root.glob("[!.]*") if p.is_dir()):
+            for js in sorted(kdir.glob("[!.]*.json")):
+                try:
+                    meta = read_json(js)
+                except (ArtifactError, OSError):
+                    continue
+                stamp = meta.get(STORE_FIELD)
+                if isinstance(stamp, dict) and stamp.get("keys") == KEY_SCHEME:
+                    continue
+                path = js.with_suffix("")
+                try:
+                    with self.lock(path):
+                        if js.exists():
+                            self.quarantine(path, OLD_KEYS_REASON if isinstance(stamp, dict) and stamp.get("code")
+                                            else "stale: written before checksums and code fingerprints")
+                            moved.append(path)
+                except OSError:  # another process moved it first
+                    continue
+        try:
+            marker.write_text(f"entries of key schemes before {KEY_SCHEME} were moved to .quarantine/\n")
+        except OSError:
+            pass
+        return moved
+
     # --- maintenance (repro cache ...) ---------------------------------------------------------------------
     def entries(self, kind: str | None = None, verify: bool = False) -> list[Entry]:
         """Every artifact (optionally of one kind); ``verify`` checks checksums and code fingerprints."""
         out = []
         kinds = [self.root / kind] if kind else sorted(p for p in self.root.glob("[!.]*") if p.is_dir())
         for kdir in kinds:
-            stems = sorted({f.name.split(".")[0] for f in kdir.glob("[!.]*") if f.is_file()})
+            stems = sorted({f.name.split(".")[0] for f in kdir.glob("[!.]*")
+                            if f.is_file() and f.suffix in (".safetensors", ".json")})  # a stray NOTES.txt is no entry
             for stem in stems:
                 path = kdir / stem
                 files = _artifact_files(path)

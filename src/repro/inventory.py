@@ -30,6 +30,7 @@ from unittest import mock
 
 import torch
 
+from repro.data import hub_nlp, hub_vision
 from repro.data.shapes import DATASET_SHAPES
 from repro.jobs import DataUse, JobSpec, check_deps, dedupe, format_table
 from repro.p1 import appendix_jobs as p1_appendix
@@ -158,7 +159,8 @@ def selection_labels(train: Sequence, dev: Sequence, select: int, max_dev: int |
 
     delta = {"w": torch.arange(1.0, 9.0)}
     recipe = GraftRecipe(steps=1, max_examples=select, max_dev=max_dev)
-    model = torch.nn.Linear(1, 1)
+    model = torch.nn.Module()
+    model.w = torch.nn.Parameter(torch.zeros_like(delta["w"]))  # Δ is validated against the parameters
     try:
         with mock.patch.object(G, "evaluate", evaluate), \
                 mock.patch.object(G, "grafted_params", lambda *a, **k: {}), \
@@ -170,7 +172,7 @@ def selection_labels(train: Sequence, dev: Sequence, select: int, max_dev: int |
                                     G.movement_mask(delta, 0.5), recipe, seed=0, progress=False)
             else:
                 G.learn_graft(model, "T", delta, list(train), list(dev), 0.5, recipe, seed=0, progress=False)
-    except (AttributeError, TypeError) as e:  # the grafting code changed shape: say so instead of guessing
+    except (AttributeError, TypeError, KeyError, ValueError) as e:  # the grafting code changed shape: say so instead of guessing
         return f"could not observe the graft selection ({type(e).__name__}: {e})"
     return set(seen) if seen else "the graft scored no training example"
 
@@ -216,12 +218,26 @@ def _check_kshot(task: str, k: int, uses: Sequence[tuple[DataUse, str]], profile
                                f"{sorted(labels)} of {sorted(tr)} ({desc})", sel_ids))
 
 
+def family_splits(task: str, shape: Mapping[str, Any]) -> dict[str, list[int]]:
+    """Per-class (train, dev, test) counts of P2 family ``task``: pools of ``shape``'s stored source splits, split
+    by the loader's own function (:func:`repro.data.hub_vision.official_splits` / ``hub_nlp.official_splits``)."""
+    pools = {name: _pool(per_class(counts), name) for name, counts in shape.items()}
+    splitter = hub_vision.official_splits if task in hub_vision.FETCHED_SPLITS else hub_nlp.official_splits
+    n = max((len(per_class(c)) for c in shape.values()), default=0)
+    out = {}
+    for split, items in zip(("train", "dev", "test"), splitter(task, pools)):
+        counts = Counter(ex.label for ex in items)
+        out[split] = [counts.get(c, 0) for c in range(n)]
+    return out
+
+
 def _check_family(task: str, uses: Sequence[tuple[DataUse, str]], shapes: Shapes, out: list[Finding]) -> None:
     ids = tuple(dict.fromkeys(j for _, j in uses))
-    sp = shapes[task]
-    split_names = {"train": "train", "dev": "val" if "val" in sp else "dev", "test": "test"}
-    for split, name in split_names.items():
-        counts = per_class(sp.get(name, []))
+    derived = family_splits(task, shapes[task])
+    for split, name in (("train", "train"), ("dev", "val"), ("test", "test")):
+        if task == "ImageNet" and split == "train":
+            continue  # the negation control is evaluated only (ImageNetVal and its test split)
+        counts = derived[split]
         if not sum(counts):
             out.append(Finding("fail", "empty-split", task, f"{name} split is empty or absent", ids))
         elif split in ("train", "test") and any(c == 0 for c in counts):

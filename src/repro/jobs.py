@@ -25,6 +25,7 @@ import json
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Iterable, Mapping, Sequence
 
+from repro.data import get_spec, kshot_sizes
 from repro.profiles import FinetuneRecipe, GraftRecipe, Profile
 
 #: the job kinds, in the order the inventory prints them
@@ -116,9 +117,11 @@ def finetune_job(profile: Profile, notebook: str, tasks: str | Sequence[str], re
     model); ``trainable`` a scope name or the mask / graft job whose region is trained."""
     tasks = [tasks] if isinstance(tasks, str) else list(tasks)
     k = int(k or profile.k_shot)
+    if not recipe.steps:  # the P1 step budget, resolved as Workbench.p1_recipe resolves it
+        recipe = profile.p1_recipe([get_spec(t).num_labels for t in tasks], k, recipe)
     deps = [trainable] if isinstance(trainable, JobSpec) else []
     mult = 2.0 if linearized else 1.0
-    cost = mult * recipe.steps * recipe.batch_size * len(tasks)
+    cost = mult * recipe.steps * recipe.batch_size  # one batch of one task per step (repro.core.finetune.train)
     return make_job("finetune", "repro.workbench.Workbench.finetune_run", profile, notebook, deps=deps, cost=cost,
                     uses=[DataUse(t, how, k, seed) for t in tasks],
                     tasks=tasks, k=k, seed=seed, recipe=recipe,
@@ -142,8 +145,9 @@ def graft_job(profile: Profile, notebook: str, task: str, vector: JobSpec, base:
     """:meth:`repro.workbench.Workbench.graft`: P1 Eq. 2-4 on ``task`` for the task vector of job ``vector``."""
     k = int(k or profile.k_shot)
     rec = graft_recipe(profile, steps=steps, lr=lr, max_examples=max_examples)
-    n_train = k * n_classes
-    dev = n_train if rec.max_dev is None else min(rec.max_dev, n_train)
+    sizes = kshot_sizes({c: 2 * k for c in range(n_classes)}, k)  # a task with enough data: the split's sizes
+    n_train, n_dev = sum(t for t, _ in sizes.values()), sum(d for _, d in sizes.values())
+    dev = n_dev if rec.max_dev is None else min(rec.max_dev, n_dev)
     sel = min(rec.max_examples, n_train)
     cost = rec.steps * (sel + EVAL_PASS * (sel + dev))
     deps = [vector] + ([base] if isinstance(base, JobSpec) else [])

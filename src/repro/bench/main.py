@@ -23,7 +23,7 @@ from repro.bench.scaling import blocks, book_rebuild_row, flops_rows, scaling_ro
 from repro.data import Example, TaskSpec
 from repro.models.clip import CLIPImageClassifier, ImageExample
 from repro.models.sentence import SentenceEmbeddingClassifier, minilm_path
-from repro.paths import resolve_path
+from repro.paths import resolve_path, unwritable_reason
 
 WORDS = ("the film was a great and moving story with fine acting but a slow plot and dull ending that i "
          "hated although the music was wonderful and the cast truly superb").split()
@@ -188,6 +188,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--output", default=None, metavar="PATH", help="JSON to write (default results/bench.json)")
     args = ap.parse_args(argv)
     problem = check_device(args.device)
+    if not problem and args.output:
+        problem = unwritable_reason(args.output, "--output", folder=False)  # before the measurement, not after
     if problem:
         print(problem, file=sys.stderr)
         return 2

@@ -212,9 +212,14 @@ def trainable_entries(model: Classifier, trainable: Sequence[str] | Mask) -> dic
     params = dict(model.named_parameters())
     if isinstance(trainable, Mask):
         out: dict[str, torch.Tensor | None] = {}
+        unknown = [n for n in trainable.tensors if n not in params]
+        if unknown:
+            raise KeyError(f"trainable mask: {len(unknown)} tensor(s) are not parameters of the model, e.g. "
+                           f"{unknown[:3]}; build the mask from this model's parameters (Mask.shapes_of)")
         for n, t in trainable.tensors.items():
-            if n not in params:
-                raise KeyError(f"mask tensor {n!r} is not a model parameter")
+            if tuple(t.shape) != tuple(params[n].shape):
+                raise ValueError(f"trainable mask: tensor {n!r} has shape {tuple(t.shape)} but the parameter has "
+                                 f"{tuple(params[n].shape)}; a mask is never reshaped onto a parameter")
             cnt = int(t.sum())
             if cnt == 0:
                 continue
@@ -256,10 +261,17 @@ def train(
     ``seed`` (the same draws as drawing them step by step).
     """
     if not train_data:
-        raise ValueError("train_data is empty")
+        raise ValueError("train_data is empty: give at least one task's training examples")
+    empty = [t for t, ex in train_data.items() if len(ex) == 0]
+    if empty:
+        raise ValueError(f"train_data: task(s) {empty} have no training examples; drop them or load their train split")
+    if not (isinstance(recipe.batch_size, int) and recipe.batch_size >= 1):
+        raise ValueError(f"FinetuneRecipe.batch_size must be an integer >= 1, got {recipe.batch_size!r}")
     if recipe.steps < 1:
         raise ValueError("recipe.steps = 0 is the profile's P1 step budget: resolve it first "
                          "(repro.profiles.Profile.p1_recipe)")
+    if not (math.isfinite(recipe.lr) and recipe.lr >= 0):
+        raise ValueError(f"FinetuneRecipe.lr must be a finite number >= 0, got {recipe.lr!r}")
     for task in train_data:
         model._check_task(task)
     start = time.perf_counter()

@@ -79,7 +79,8 @@ def zero_outside_params(model: Classifier, delta: Mapping[str, torch.Tensor], ma
 
 def movement_mask(delta: Mapping[str, torch.Tensor], sparsity: float) -> Mask:
     """γ_base: the top-s fraction of the eligible parameters by |θ_ft − θ_pre| (P1 §3.1)."""
-    return Mask.top_fraction({n: d.abs() for n, d in delta.items()}, sparsity, largest=True)
+    return Mask.top_fraction({n: d.abs() for n, d in delta.items()}, sparsity, largest=True,
+                             allow_empty=sparsity == 0)  # γ_base = ∅
 
 
 def random_mask(delta: Mapping[str, torch.Tensor], count: int, seed: int = 0) -> Mask:
@@ -230,6 +231,7 @@ def learn_graft(
     lr, steps, batch_size = recipe.lr, recipe.steps, recipe.batch_size
     max_examples, sigmoid_bias = recipe.max_examples, recipe.sigmoid_bias
     check_finite(delta, "grafting: Δ = θ_ft − θ_pre")
+    check_shapes(delta, {n: p.shape for n, p in model.named_parameters()}, "Δ (learn_graft)")
     if isinstance(base, (int, float)):
         base = movement_mask(delta, float(base))
     check_covers(delta, base.shapes, "Δ (grafting needs a full Δ over the region's tensors)")

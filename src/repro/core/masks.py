@@ -9,6 +9,7 @@ On disk a mask is sparse: int64 flat indices per tensor in safetensors, plus JSO
 from __future__ import annotations
 
 import json
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Mapping
@@ -35,6 +36,7 @@ class Mask:
     def __post_init__(self) -> None:
         if not self.shapes:
             self.shapes = {n: tuple(t.shape) for n, t in self.tensors.items()}
+        self.shapes = {n: tuple(int(d) for d in s) for n, s in self.shapes.items()}  # [2] and (2,) are one shape
         for n, t in self.tensors.items():
             if n not in self.shapes:
                 raise KeyError(f"mask tensor {n!r} is not in the eligible set")
@@ -91,12 +93,24 @@ class Mask:
         return cls._unflatten(sel, names, shapes)
 
     @classmethod
-    def top_fraction(cls, scores: Mapping[str, torch.Tensor], fraction: float, largest: bool = True) -> "Mask":
-        """Top-``fraction`` of the eligible entries (k = int(fraction · |E|), the papers' rounding)."""
+    def top_fraction(cls, scores: Mapping[str, torch.Tensor], fraction: float, largest: bool = True, *,
+                     allow_empty: bool = False) -> "Mask":
+        """Top-``fraction`` of the eligible entries (k = int(fraction · |E|), the papers' rounding).
+
+        ``fraction`` 0 is an error unless ``allow_empty`` (an intentionally empty region, e.g. γ_base = ∅); a
+        positive fraction too small to select one entry warns (the region is empty)."""
         if not 0.0 <= fraction <= 1.0:
             raise ValueError(f"fraction must be in [0, 1], got {fraction}")
         total = sum(s.numel() for s in scores.values())
-        return cls.top_k(scores, int(fraction * total), largest=largest)
+        k = int(fraction * total)
+        if fraction == 0 and not allow_empty:
+            raise ValueError(f"fraction 0 selects no entry of {total:,}; ask for a fraction in (0, 1] (or pass "
+                             f"allow_empty=True for an intentionally empty mask)")
+        if fraction > 0 and k == 0:
+            warnings.warn(f"fraction {fraction:g} of {total:,} entries selects none (k = int(fraction · {total}) = 0);"
+                          f" the mask is empty; the smallest nonempty fraction is {1 / max(total, 1):.3g}",
+                          RuntimeWarning, stacklevel=2)
+        return cls.top_k(scores, k, largest=largest)
 
     @classmethod
     def random(cls, shapes: Shapes, k: int, seed: int = 0) -> "Mask":
@@ -203,8 +217,8 @@ class Mask:
                 for (layer, typ, kind), (sel, elig) in sorted(groups.items(), key=_placement_order)]
 
     def digest(self) -> str:
-        """Fingerprint of the selected entries (:func:`repro.artifacts.tensor_digest` of the index lists)."""
-        return tensor_digest({n: t.reshape(-1).nonzero() for n, t in self.tensors.items()}, sample=False)
+        """Fingerprint of the selection and its eligible shapes (:func:`repro.artifacts.tensor_digest`)."""
+        return tensor_digest(self.tensors)
 
     # --- tensors ----------------------------------------------------------------------------------------
     def apply(self, values: Mapping[str, torch.Tensor]) -> dict[str, torch.Tensor]:

@@ -34,6 +34,7 @@ from typing import Any, Callable, ClassVar, Iterable, Mapping, Sequence
 
 import torch
 
+from repro.core.checks import check_fraction
 from repro.core.masks import Mask
 from repro.core.taskvec import Tensors, TaskVector, align
 
@@ -154,6 +155,8 @@ def ties_merge(vectors: Sequence[TaskVector], keep: float | None = 0.1, trim: st
     """
     _check_choice(trim, TRIM_SCOPES, "trim scope")
     _check_choice(zero_sign, ZERO_SIGN_RULES, "zero-sign rule")
+    if keep is not None:
+        keep = check_fraction(keep, "TIES keep (None = no trim)")
     names, aligned = align(vectors)
     trimmed = [TaskVector(a) if keep is None or keep >= 1.0 else trim_topk(TaskVector(a), keep, trim)
                for a in aligned]                                                            # 1. trim
@@ -285,8 +288,8 @@ class Ties(Merger):
     def __post_init__(self) -> None:
         _check_choice(self.trim, TRIM_SCOPES, "trim scope")
         _check_choice(self.zero_sign, ZERO_SIGN_RULES, "zero-sign rule")
-        if self.keep is not None and not 0.0 <= self.keep <= 1.0:
-            raise ValueError(f"TIES keep must be in [0, 1] or None, got {self.keep}")
+        if self.keep is not None:
+            check_fraction(self.keep, "TIES keep (None = no trim)")
 
     def single(self, vectors: Sequence[TaskVector], i: int, seed: int = 0) -> TaskVector:
         return vectors[i] if self.keep is None or self.keep >= 1.0 else trim_topk(vectors[i], self.keep, self.trim)

@@ -20,7 +20,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import torch
 
-from repro.core.checks import check_finite, check_shapes
+from repro.core.checks import NonFiniteError, check_finite, check_shapes
 from repro.core.masks import Mask
 from repro.artifacts import load_tensors, save_tensors
 
@@ -87,6 +87,7 @@ class TaskVector:
         """τ_a + τ_b over the union of names (a name missing on one side counts as zeros)."""
         if not isinstance(other, TaskVector):
             return NotImplemented
+        _check_operands("τ_a + τ_b", self, other)
         out = dict(self.tensors)
         for n, v in other.tensors.items():
             if n in out:
@@ -113,6 +114,10 @@ class TaskVector:
     def __mul__(self, scalar: float) -> "TaskVector":
         if isinstance(scalar, (TaskVector, Mask)) or (isinstance(scalar, torch.Tensor) and scalar.numel() != 1):
             raise TypeError("a TaskVector can only be multiplied by a scalar (use .masked for a Mask)")
+        if not math.isfinite(float(scalar)):
+            raise NonFiniteError(f"task-vector arithmetic: α·τ with α = {float(scalar)!r}; α must be a finite "
+                                 f"number")
+        _check_operands("α·τ", self)
         return TaskVector({n: t * float(scalar) for n, t in self.tensors.items()})
 
     __rmul__ = __mul__
@@ -218,6 +223,13 @@ class TaskVector:
                 t.view(-1)[tensors[f"{n}::idx"]] = val.to(dtype)
             out[n] = t
         return cls(out, info)
+
+
+def _check_operands(op: str, *vectors: TaskVector) -> None:
+    """Task-vector arithmetic refuses NaN / inf operands (as the merges do), naming the operand and tensor."""
+    for i, v in enumerate(vectors):
+        which = f" (operand {i + 1})" if len(vectors) > 1 else ""
+        check_finite(v.tensors, f"task-vector arithmetic {op}{which}", hint="re-create the vector (its run diverged)")
 
 
 def _union_names(vectors: Sequence[TaskVector]) -> list[str]:

@@ -50,7 +50,6 @@ def fixture_counts(task: str, scale: int = FIXTURE_SCALE, cap: int = FIXTURE_CAP
     shape = DATASET_SHAPES[task]
     out = {split: tuple(min(cap, max(1, c // scale)) for c in counts) for split, counts in shape.splits.items()}
     if shape.family == "nlp":  # the T5 protocol's 32 validation examples are an absolute size (spec D5)
-
         held = NLP_SOURCES[task].eval_split
         floor = -(-(N_VAL + 8) // shape.num_labels)  # 32 validation examples and at least 8 test ones
         out[held] = tuple(max(floor, c) for c in out[held])

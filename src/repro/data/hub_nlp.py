@@ -33,7 +33,7 @@ import os
 import random
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from repro.data import layout
 from repro.data.tasks import DataError, Example, TaskSpec
@@ -168,13 +168,20 @@ def load_nlp(task: str, root: str | Path | None = None) -> tuple[TaskSpec, list[
                         f"{list(src.answers)}; run `{layout.fetch_command('nlp', root)}` again")
     rows = {split: layout.read_rows(layout.require(folder / f"{split}.jsonl", "nlp", root, f"the hub {split} split"))
             for split in src.splits}
-    train = _rows_to_examples(rows[src.train_split], src.render)
-    held = _rows_to_examples(rows[src.eval_split], src.render)
+    train, val, test = official_splits(task, rows)
+    return (nlp_spec(task), _rows_to_examples(train, src.render), _rows_to_examples(val, src.render),
+            _rows_to_examples(test, src.render))
+
+
+def official_splits(task: str, rows: Mapping[str, Sequence[Any]]) -> tuple[list, list, list]:
+    """``(train, val, test)`` of T5 ``task`` from its hub splits, as the official code: train = the train split,
+    val = the first :data:`N_VAL` of the seeded shuffle of the evaluation split, test = the rest.  Works on any
+    items, so the paper-plan check (:func:`repro.inventory.check_plan`) splits count pools through it too."""
+    src = _source(task)
+    held = list(rows[src.eval_split])
     order = list(range(len(held)))
     random.Random(SPLIT_SEED).shuffle(order)
-    val = [held[i] for i in order[:N_VAL]]
-    test = [held[i] for i in order[N_VAL:]]
-    return nlp_spec(task), train, val, test
+    return (list(rows[src.train_split]), [held[i] for i in order[:N_VAL]], [held[i] for i in order[N_VAL:]])
 
 
 # ==============================================================================================================

@@ -31,7 +31,7 @@ import os
 import random
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 import shutil
 import zipfile
 
@@ -225,18 +225,24 @@ def load_vision(task: str, root: str | Path | None = None) -> VisionSplits:
     if len(classes) != len(raw):
         raise DataError(f"{folder / 'LABELS.json'} lists {len(raw)} classes, {task} has {len(classes)}; run "
                         f"`{layout.fetch_command('vision', root)}` again")
+    return VisionSplits(classes, *official_splits(task, stored))
+
+
+def official_splits(task: str, stored: Mapping[str, Sequence[Any]]) -> tuple[list, list, list]:
+    """``(train, val, test)`` of vision ``task`` from its stored source splits (:data:`FETCHED_SPLITS`), split as
+    the official code (see the module doc).  Works on any items, so the paper-plan check
+    (:func:`repro.inventory.check_plan`) splits per-class count pools through this same function."""
     if task == "ImageNet":
-        return VisionSplits(classes, [], stored["val"], stored["test"])
+        return [], list(stored["val"]), list(stored["test"])
     if task in ("EuroSAT", "SUN397"):
-        train, val, test = _three_way(stored["all"])
-        return VisionSplits(classes, train, val, test)
+        return _three_way(stored["all"])
     if task == "RESISC45":
-        return VisionSplits(classes, stored["train"], stored["val"], stored["test"])
+        return list(stored["train"]), list(stored["val"]), list(stored["test"])
     if task == "DTD":
-        train, val = _hold_out(stored["train"] + stored["val"])
-        return VisionSplits(classes, train, val, stored["test"])
+        train, val = _hold_out(list(stored["train"]) + list(stored["val"]))
+        return train, val, list(stored["test"])
     train, val = _hold_out(stored["train"])
-    return VisionSplits(classes, train, val, stored["test"])
+    return train, val, list(stored["test"])
 
 
 # ==============================================================================================================

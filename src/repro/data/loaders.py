@@ -12,12 +12,14 @@ tasks bring their own train / dev / test splits (no k-shot sampling).
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 import warnings
 from dataclasses import dataclass
 from collections import Counter
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -112,8 +114,11 @@ def load_local(task: str, data_dir: str | Path) -> tuple[list[Example], list[Exa
     JSON, missing fields, unknown labels, an empty test split, a train split with a single label.
     """
     spec = get_spec(task)
+    _check_folder_path(Path(data_dir), "data folder")
     root = Path(data_dir) / task
     if not root.is_dir():
+        if root.is_symlink() or root.exists():
+            _check_folder_path(root, "task folder")
         raise DataError(f"no folder {root}; the data folder must hold {FOLDER_LAYOUT} for every task used "
                         f"(`repro fetch --profile paper --family text --dest {Path(data_dir)}` writes it from the hub)")
     _read_labels(root / "LABELS.json", spec)
@@ -137,13 +142,45 @@ def load_local(task: str, data_dir: str | Path) -> tuple[list[Example], list[Exa
     return train, test
 
 
+def _check_folder_path(path: Path, what: str) -> None:
+    """A :class:`DataError` saying what is wrong with a folder path: a loop, a dangling link, a file, missing."""
+    if path.is_symlink() and not path.exists():
+        try:
+            os.stat(path)
+        except OSError as e:
+            if e.errno == errno.ELOOP:
+                raise DataError(f"{what} {path} is a symlink that loops back on itself; point it at the real folder "
+                                f"({FOLDER_LAYOUT})") from None
+        raise DataError(f"{what} {path} is a symlink to {os.readlink(path)}, which does not exist; point it at "
+                        f"the real folder") from None
+    if path.exists() and not path.is_dir():
+        raise DataError(f"{what} {path} is a file, not a folder; pass --data with the folder holding "
+                        f"{FOLDER_LAYOUT}")
+    if not path.is_dir():
+        raise DataError(f"{what} {path} does not exist; pass --data with a folder holding {FOLDER_LAYOUT}")
+
+
+def check_tasks(tasks: Sequence[str], data_dir: str | Path | None = None) -> None:
+    """Task names given as parameters: each must be registered, and with ``data_dir`` have its folder there."""
+    unknown = [t for t in tasks if t not in TASKS]
+    if unknown:
+        raise DataError(f"unknown task {unknown[0]!r}; valid task names: {', '.join(TASKS)}")
+    if data_dir is not None:
+        missing = [t for t in tasks if not (Path(data_dir) / t).is_dir()]
+        if missing:
+            raise DataError(f"task {missing[0]!r} has no folder {Path(data_dir) / missing[0]}; add it "
+                            f"({FOLDER_LAYOUT}) or leave the task out")
+
+
 def check_data_dir(data_dir: str | Path) -> dict[str, tuple[int, int]]:
     """Validate a whole data folder before anything runs (every ``<TASK>/`` in it, with :func:`load_local`);
     returns ``{task: (n_train, n_test)}``.  Files and ``.``/``_``-prefixed folders beside the tasks are ignored, and
     so are a fetched folder's ``nlp/`` and ``vision/`` (P2's tasks, checked by their own loaders when read)."""
     root = Path(data_dir)
-    if not root.is_dir():
-        raise DataError(f"data folder {root} does not exist; pass --data with a folder holding {FOLDER_LAYOUT}")
+    _check_folder_path(root, "data folder")
+    for d in sorted(root.iterdir()):
+        if d.name in TASKS and d.is_symlink():
+            _check_folder_path(d, "task folder")
     families = {d for d in FAMILY_DIRS.values() if d}  # P2's nlp/ and vision/ of a fetched folder: read by their loaders
     folders = sorted(d.name for d in root.iterdir() if d.is_dir() and not d.name.startswith((".", "_"))
                      and d.name not in families and not d.name.endswith(".partial"))

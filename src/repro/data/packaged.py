@@ -21,6 +21,7 @@ import hashlib
 import importlib.util
 import re
 from pathlib import Path
+import importlib.metadata
 
 from repro.data.tasks import Example
 
@@ -47,6 +48,20 @@ def package_file(source: str) -> Path:
     if not path.is_file():
         raise FileNotFoundError(f"{package} is installed but has no {rel} (expected at {path})")
     return path
+
+
+def package_digest(source: str) -> str:
+    """``<package version>:<sha256 of the file read>`` (16 hex digits, "absent" when not installed): what cache keys
+    hold for a packaged source."""
+    try:
+        path = package_file(source)
+    except (ModuleNotFoundError, FileNotFoundError):
+        return "absent"  # loading that task fails with the install hint; other tasks' keys need not
+    try:
+        version = importlib.metadata.version(SOURCES[source][0])
+    except importlib.metadata.PackageNotFoundError:
+        version = "unknown"
+    return f"{version}:{hashlib.sha256(path.read_bytes()).hexdigest()[:16]}"
 
 
 def _clean(text: str) -> str:

@@ -208,6 +208,8 @@ def get_spec(name: str) -> TaskSpec:
 #: the dev share of a class too small for LM-BFF's k train + k dev: P1 App. B.2 (Table 5) makes "a random 95 % - 5 %
 #: split of the training set to have a validation set" where k exceeds what a class holds
 SHORT_DEV_FRACTION = 0.05
+#: the largest k of LM-BFF's k-shot splits in P1 (4096); a larger k is Table 5's full-shot regime (App. B.2)
+LMBFF_MAX_K = 4096
 
 
 def kshot_sizes(counts: Mapping[int, int], k: int) -> dict[int, tuple[int, int]]:
@@ -218,9 +220,17 @@ def kshot_sizes(counts: Mapping[int, int], k: int) -> dict[int, tuple[int, int]]
     which LM-BFF leaves with an *empty* dev split: RTE, MRPC, CR, Subj, MPQA at 4096-shot) the paper's own rule for
     data sizes beyond a class (App. B.2): 95 % train, 5 % dev (rounded up, at least 1).  A class with fewer than 2
     examples has no such split: :func:`check_kshot` raises.
+
+    Beyond LM-BFF's k (``k`` > :data:`LMBFF_MAX_K`: Table 5's "50k training examples per class") the paper makes "a
+    random 95 % – 5 % split of the training set" (App. B.2): up to k examples of each class, 95 % train, 5 % dev.
     """
     out = {}
     for lab, n in counts.items():
+        if k > LMBFF_MAX_K:
+            m = min(n, k)
+            dev = min(max(math.ceil(SHORT_DEV_FRACTION * m), 1), m)
+            out[lab] = (m - dev, dev)
+            continue
         if n >= 2 * k:
             out[lab] = (k, k)
             continue
@@ -265,7 +275,7 @@ def kshot_split(examples: Sequence[Example], k: int, seed: int, allow_short: boo
     for i in order:
         ex = examples[int(i)]
         buckets.setdefault(ex.label, []).append(ex)
-    short = {lab: len(b) for lab, b in buckets.items() if len(b) < 2 * k}
+    short = {lab: len(b) for lab, b in buckets.items() if len(b) < 2 * k and k <= LMBFF_MAX_K}
     if short and not allow_short:
         raise ValueError(f"kshot_split: labels {short} (label: available examples) have fewer than 2k = {2 * k} "
                          "examples; lower k or pass allow_short=True")

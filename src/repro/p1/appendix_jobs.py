@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from repro.jobs import DataUse, JobSpec, finetune_job, graft_job, make_job
+from repro.p1.appendix import GPT2_BASE, gpt2_profile
 from repro.p1.appendix_plan import appendix_plan
 from repro.p1.localization_jobs import ft_and_graft_jobs, n_classes
 from repro.profiles import Profile, get_profile
@@ -45,23 +46,24 @@ def jobs(profile: Profile, seed: int = 13, **overrides: Any) -> list[JobSpec]:
                             cost=k * n_classes(task), uses=[DataUse(task, "kshot", k, seed)],
                             task=task, k=k, seed=seed, densities=list(plan.fish_densities),
                             matched_to=[g.id for g in learned], model=profile.model, max_length=profile.max_length))
-    # Table 9: GPT-2 (paper) or tiny-gpt2 (any other profile: a profile of its own name)
-    if profile.name == "paper":
-        gpt2, tasks9, base9 = profile.with_(model="gpt2"), [t for t in profile.p1_tasks if t != "TREC"], 5e-4
-        ks9 = (profile.k_shot, profile.k_shot_large)
+    # Table 9: GPT-2 (paper) or its code path (repro.p1.appendix.table9_runs), one job per seed of the plan
+    gpt2 = gpt2_profile(profile)
+    if profile.plan == "paper":
+        tasks9, base9 = [t for t in profile.p1_tasks if t != "TREC"], GPT2_BASE
+        ks9 = (gpt2.k_shot, gpt2.k_shot_large)
     else:
-        gpt2 = get_profile("smoke").with_(model="tiny-gpt2", name=f"{profile.name}-tiny-gpt2")
         tasks9, base9, ks9 = ["SST-2", "QNLI"], 1e-2, (gpt2.k_shot,)
-    for k in ks9:
-        for task in tasks9:
-            out += ft_and_graft_jobs(gpt2, NOTEBOOK, task, k=k, seed=seed, base=base9)
+    for s9 in plan.seeds(profile, seed):
+        for k in ks9:
+            for task in tasks9:
+                out += ft_and_graft_jobs(gpt2, NOTEBOOK, task, k=k, seed=s9, base=base9)
     # Figs. 9-10: the Table 2 graft and the learned regions of placement_sparsities
     for task in plan.placement_tasks:
         ft, graft = ft_and_graft_jobs(profile, NOTEBOOK, task, seed=seed, base=base)
         out += [ft, graft] + [graft_job(profile, NOTEBOOK, task, ft, s, seed=seed, steps=plan.sweep_steps,
                                         n_classes=n_classes(task)) for s in plan.placement_sparsities]
     # Fig. 15: one cached run (FT snapshots, the checkpoint's regions, their scores along training)
-    ft_rec = profile.p1_finetune
+    ft_rec = profile.p1_recipe([n_classes(plan.track_task)])  # the step budget resolved, as the notebook
     steps = plan.sweep_steps or profile.graft.steps
     out.append(make_job("tracking", "repro.p1.trajectory.checkpoint_tracking", profile, NOTEBOOK,
                         cost=ft_rec.steps * ft_rec.batch_size + len(plan.track_sparsities) * steps

@@ -59,14 +59,15 @@ def jobs(profile: Profile, seed: int = 13, **overrides: Any) -> list[JobSpec]:
         for spec in plan.peft:
             kind, size = spec.split(":")[0], int(spec.split(":")[1])
             uses = [DataUse(task, "kshot", profile.k_shot, seed)]
-            cost = rec.peft.steps * rec.peft.batch_size
+            peft = profile.p1_recipe([n_classes(task)], profile.k_shot, rec.peft)  # a step budget resolved, as
+            cost = peft.steps * peft.batch_size                                   # peft_baselines resolves it
             if kind == "lora":
                 out.append(make_job("adapter", "repro.p1.peft_baselines.lora_run", profile, NOTEBOOK, cost=cost,
-                                    uses=uses, task=task, rank=size, alpha=float(2 * size), recipe=rec.peft,
+                                    uses=uses, task=task, rank=size, alpha=float(2 * size), recipe=peft,
                                     seed=seed, k=profile.k_shot, model=profile.model))
             else:
                 out.append(make_job("adapter", "repro.p1.peft_baselines.adapter_run", profile, NOTEBOOK, cost=cost,
-                                    uses=uses, task=task, kind=kind, size=size, recipe=rec.peft, seed=seed,
+                                    uses=uses, task=task, kind=kind, size=size, recipe=peft, seed=seed,
                                     k=profile.k_shot, model=profile.model))
     # App. D: train-test gaps of FT, graft, re-trained graft and BitFit
     for task in plan.gap_tasks:

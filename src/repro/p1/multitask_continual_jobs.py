@@ -28,16 +28,18 @@ def continual_jobs(profile: Profile, sequence: Sequence[str], recipe: FinetuneRe
     """:func:`repro.p1.continual.sequential_finetune`: stage 1 is the cached FT (naive) or graft re-training
     (grafting-continual); every later stage is one cached task vector that starts from the previous one."""
     first = sequence[0]
+    recipe = profile.p1_recipe([n_classes(first)], profile.k_shot, recipe)  # as repro.p1.continual resolves it
     prev = finetune_job(profile, NOTEBOOK, first, recipe, seed=seed,
                         trainable="graftable" if regions is None else regions[first])
     out = [prev]
     for n in range(1, len(sequence)):
         prefix = list(sequence[: n + 1])
         deps = [prev] + ([regions[t] for t in prefix] if regions else [])
+        stage = profile.p1_recipe([n_classes(sequence[n])], profile.k_shot, later)  # a step budget resolved
         prev = make_job("continual", "repro.p1.continual.sequential_finetune", profile, NOTEBOOK, deps=deps,
-                        cost=later.steps * later.batch_size,
+                        cost=stage.steps * stage.batch_size,
                         uses=[DataUse(sequence[n], "kshot", profile.k_shot, seed)],
-                        sequence=prefix, k=profile.k_shot, seed=seed, recipe=recipe, later_recipe=later,
+                        sequence=prefix, k=profile.k_shot, seed=seed, recipe=recipe, later_recipe=stage,
                         regions=None if regions is None else {t: ref(regions[t]) for t in prefix},
                         model=profile.model)
         out.append(prev)
@@ -48,6 +50,7 @@ def jobs(profile: Profile, seed: int = 13, continual_sequence: Sequence[str] = C
          **overrides: Any) -> list[JobSpec]:
     """Every cached artifact of ``p1_multitask_continual`` on ``profile`` (notebook parameters in ``overrides``)."""
     plan = multitask_plan(profile, **overrides)
+    profile = plan.profile_for(profile)  # the chapter's workbench runs at the plan's k (the paper: 4096-shot)
     tasks, groups = list(plan.mt_tasks), plan.group_map()
     mt_rec = mt_recipe(profile, plan)
     out: list[JobSpec] = []
@@ -81,7 +84,7 @@ def jobs(profile: Profile, seed: int = 13, continual_sequence: Sequence[str] = C
         if base in plan.region_bases:
             study(tau_mt, base, None)
     if plan.adamw_mt:  # Fig. 13
-        adamw = replace(profile.p2_finetune, steps=plan.mt_steps, eval_every=mt_rec.eval_every)
+        adamw = replace(profile.p2_finetune, steps=mt_rec.steps, eval_every=mt_rec.eval_every)
         tau_adamw = finetune_job(profile, NOTEBOOK, tasks, adamw, seed=seed)
         out.append(tau_adamw)
         study(tau_adamw, 0.0, None)

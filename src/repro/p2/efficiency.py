@@ -153,7 +153,6 @@ def calibration_iterations(n_examples: int, batch_size: int | None = None, round
     ``batch_size`` defaults to the one :func:`repro.core.fisher.talos_calibrate` uses when the zoo calls it.
     """
     if batch_size is None:
-
         batch_size = int(inspect.signature(talos_calibrate).parameters["batch_size"].default)
     return math.ceil(n_examples / batch_size) * rounds
 

@@ -23,6 +23,13 @@ class SensitivityPlan(ChapterPlan):
     n_fisher: int = 0      #: training inputs per task for the diagonal Fisher
     n_eval: int = 0        #: test examples per task (0: all)
 
+    def _checked(self, clean: dict[str, Any]) -> dict[str, Any]:
+        if "n_fisher" in clean and int(clean["n_fisher"]) < 1:  # 0 would silently mean "every training input"
+            raise ValueError(f"n_fisher must be >= 1 (training inputs per task for the Fisher), got "
+                             f"{clean['n_fisher']}; leave it None for the profile's "
+                             f"talos.calibration_examples")
+        return clean
+
 
 def sensitivity_plan(profile: Profile, **overrides: Any) -> SensitivityPlan:
     """The profile's plan for the chapter, with the notebook's non-None parameters applied."""

@@ -16,13 +16,14 @@ printed without a traceback and give exit status 2 (usage) or 1 (failure).
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import sys
 from dataclasses import dataclass
 import subprocess
 from typing import Any, Callable, Sequence
 
-from repro.paths import artifacts_dir
+from repro.paths import artifacts_dir, unwritable_reason
 from repro.profiles import PROFILES
 from repro.runner.notebooks import ParameterError, describe_notebooks, notebook_parameters, parse_cli_value
 
@@ -142,6 +143,10 @@ def _bench(args: argparse.Namespace) -> int:
     cmd += [flag for flag, on in (("--quick", args.quick), ("--no-scaling", args.no_scaling),
                                   ("--no-book", args.no_book)) if on]
     if args.output:
+        why = unwritable_reason(_abs(args.output), "--output", folder=False)
+        if why:  # before the measurement, not a traceback after it
+            print(f"repro bench: error: {why}", file=sys.stderr)
+            return 2
         cmd += ["--output", _abs(args.output)]
     return subprocess.run(cmd).returncode
 
@@ -272,6 +277,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"repro {args.command}: {e}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
+        # the kernel dies with the interrupt; asyncio would then log "Task exception was never retrieved ...
+        # DeadKernelError" with a traceback at exit.  One line instead.
+        logging.getLogger("asyncio").disabled = True
+        print(f"repro {args.command}: interrupted (Ctrl-C); finished artifacts are kept, run it again to resume",
+              file=sys.stderr)
         return 130
 
 

