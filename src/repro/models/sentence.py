@@ -119,9 +119,7 @@ class SentenceEmbeddingClassifier(Classifier):
 def build_minilm(max_length: int = 64, logit_scale: float = 20.0) -> SentenceEmbeddingClassifier:
     """The real pretrained all-MiniLM-L6-v2 (22.7M parameters), loaded offline from site-packages."""
     # heavy (transformers): loaded only when this model family is used
-    from transformers import AutoTokenizer, BertModel
-    # heavy (transformers): loaded only when this model family is used
-    from transformers.utils import logging as hf_logging
+    from transformers import AutoTokenizer, BertModel, logging as hf_logging
 
     hf_logging.set_verbosity_error()  # the bundled checkpoint carries an unused pooler: not an error
     hf_logging.disable_progress_bar()

@@ -259,12 +259,11 @@ def show(obj: Any) -> None:
     if obj is None:
         return
     try:  # IPython is there wherever a notebook runs; plain scripts and tests have no kernel to show it in
-        from IPython import get_ipython  # optional: only inside a notebook kernel
-        from IPython.display import display  # optional: only inside a notebook kernel
+        from IPython import display as ipython_display, get_ipython  # optional: only inside a notebook kernel
     except ImportError:
         return
     if get_ipython() is not None:
-        display(obj)
+        ipython_display.display(obj)
 
 
 def departure_note(table_id: str) -> DepartureNote | None:
