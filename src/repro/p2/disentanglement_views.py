@@ -14,7 +14,6 @@ import pandas as pd
 
 from repro.core.evaluation import predict, score
 from repro.data import Example
-from repro.p2.evaluator import correctness
 from repro.p2.localization import disentanglement_grid, function_localization, grid_summary, localization_summary
 from repro.p2.methods import METHODS
 from repro.report.results import pct
@@ -127,8 +126,8 @@ def linearized_scores(model: Any, examples: Sequence[Example], task: str, pre: M
     p_ft = predict(model, examples, task, over, batch_size=batch_size)
     p_lin = predict(model, examples, task, over, batch_size=batch_size, linear_base={n: pre[n] for n in vector})
     return {"ft": score(p_ft, metric)["value"], "lin": score(p_lin, metric)["value"],
-            "agreement": float((p_ft.preds == p_lin.preds).float().mean()), "ft_correct": correctness(p_ft),
-            "lin_correct": correctness(p_lin)}
+            "agreement": float((p_ft.preds == p_lin.preds).float().mean()), "ft_correct": p_ft.correct().tolist(),
+            "lin_correct": p_lin.correct().tolist()}
 
 
 def fig6_tables(wb: "Workbench", vectors: Vectors, methods: Sequence[str], tasks: Sequence[str],

@@ -61,7 +61,7 @@ class Evaluator:
                linear: bool = False) -> tuple[float, list[int]]:
         """(metric, per-example 0/1 correctness) of θ_0 + α·τ on ``task``'s ``split`` subset, in subset order."""
         pred = self._predictions(task, split, vector, alpha, linear)
-        return self._metric(task, pred), correctness(pred)
+        return self._metric(task, pred), pred.correct().tolist()
 
     def _predictions(self, task: str, split: str, vector: TaskVector | None, alpha: float,
                      linear: bool) -> Predictions:
@@ -92,11 +92,6 @@ class Evaluator:
 
     def _metric(self, task: str, pred) -> float:
         return score(pred, self.wb.model.specs[task].metric)["value"]
-
-
-def correctness(pred: Predictions) -> list[int]:
-    """Per-example 0/1 correctness (argmax = label) of predictions; for an F1 task this is its accuracy."""
-    return pred.correct().tolist()
 
 
 def _fingerprint(vector: TaskVector) -> str:

@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from repro.p2.evaluator import correctness
 from repro.p2.sensitivity import RANDOM_SOURCE, mean_off_diagonal, perturb, prune, selection_stats
 from repro.core.evaluation import score
 from repro.report.display import plotting
@@ -37,7 +36,7 @@ def edit_examples(wb: "Workbench", masks: Mapping[str, "Mask"], sets: Mapping[st
 
     def run(task: str, over) -> tuple[float, np.ndarray]:
         pred = wb.predict(task, "test", over, examples=sets[task])
-        return score(pred, wb.model.specs[task].metric)["value"], np.asarray(correctness(pred), dtype=float)
+        return score(pred, wb.model.specs[task].metric)["value"], pred.correct().astype(float)
 
     pre = {t: run(t, None) for t in sets}
     correct = {PRETRAINED: {t: v[1] for t, v in pre.items()}}
