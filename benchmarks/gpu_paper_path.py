@@ -46,7 +46,7 @@ from repro.core.finetune import train  # noqa: E402
 from repro.core.fisher import diagonal_fisher  # noqa: E402
 from repro.core.grafting import learn_graft  # noqa: E402
 from repro.inventory import inventory  # noqa: E402
-from repro.models.clip import ImageExample  # noqa: E402
+from repro.data.tasks import ImageExample  # noqa: E402
 from repro.p2.efficiency import iteration_costs, paper_ratios  # noqa: E402
 from repro.profiles import NLP_RECIPE, VISION_RECIPE, FinetuneRecipe, GraftRecipe, Profile, get_profile  # noqa: E402
 from repro.workbench import Workbench  # noqa: E402

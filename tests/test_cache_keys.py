@@ -31,7 +31,7 @@ def keys(tmp_path_factory):
     from repro.workbench import Workbench
     from repro.p1.peft_baselines import lora_run
     from repro.p2.methods import talos_mask
-    from repro.p2.sensitivity import low_sensitivity_mask
+    from repro.p2.sensitivity.runs import low_sensitivity_mask
 
     seen: list[tuple[str, str]] = []
     original = ArtifactStore.path

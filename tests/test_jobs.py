@@ -125,7 +125,7 @@ def test_json_lists_every_job(capsys: pytest.CaptureFixture) -> None:
     out = json.loads(capsys.readouterr().out)
     assert len(out["jobs"]) == 3 and out["missing_deps"] == []
     assert set(out["jobs"][0]) == {"id", "notebooks", "kind", "driver", "kwargs", "deps", "cost", "family"}
-    assert out["jobs"][0]["driver"] == "repro.p2.sensitivity.low_sensitivity_mask"
+    assert out["jobs"][0]["driver"] == "repro.p2.sensitivity.runs.low_sensitivity_mask"
 
 
 def test_table_and_bad_family(capsys: pytest.CaptureFixture) -> None:
@@ -139,7 +139,7 @@ def test_table_and_bad_family(capsys: pytest.CaptureFixture) -> None:
 def test_bias_share_of_the_tiny_model() -> None:
     """Fig. 4a's bias-only sizes need |biases| / |graftable| without a model: the block formula, checked once."""
     from repro.models.build import build_model
-    from repro.p1.localization_jobs import bias_share
+    from repro.p1.localization.jobs import bias_share
 
     m = build_model(get_profile("smoke"), seed=0)
     n = {name: p.numel() for name, p in m.named_parameters()}

@@ -6,6 +6,10 @@
 3. ``runner`` never imports ``core``, ``p1``, ``p2``, ``workbench``, ``models`` or ``data`` (it runs kernels).
 4. No import cycle between modules.
 5. No ``from repro.x import _private`` across modules (make the name public or keep its use in its module).
+6. No import cycle between packages: ``repro.core``, ``data``, ``models``, ``p1``, ``p2``, ``bench``, ``report``,
+   ``runner``, each chapter package (``repro.p1.localization``, ``repro.p2.task_arithmetic``, …; a paper's section
+   modules are the package ``repro.p1`` / ``repro.p2``, so they never import a chapter that imports them) and each
+   top-level module (``repro.workbench``, ``repro.profiles``, …).  The module-level rules cannot see these loops.
 """
 
 from __future__ import annotations
@@ -118,6 +122,31 @@ def cycle_path(edges: dict[str, set[str]], component: list[str]) -> list[str]:
     return component
 
 
+#: the packages below ``repro`` whose subpackages are units of their own (the chapters)
+CHAPTER_PARENTS = ("p1", "p2")
+
+
+def package(module: str) -> str:
+    """The package unit of ``module``: a chapter package (``repro.p1.localization``), else the top-level package
+    (``repro.data`` for ``repro.data.generated.topic``) or top-level module (``repro.workbench``)."""
+    parts = module.split(".")
+    if len(parts) > 3 and parts[1] in CHAPTER_PARENTS:
+        return ".".join(parts[:3])
+    if len(parts) == 3 and parts[1] in CHAPTER_PARENTS and MODULES.get(module, Path()).name == "__init__.py":
+        return module  # a chapter package's __init__
+    return ".".join(parts[:2])
+
+
+def package_graph() -> dict[str, set[str]]:
+    out: dict[str, set[str]] = {}
+    for m, targets in graph().items():
+        out.setdefault(package(m), set()).update(package(t) for t in targets)
+    for p, targets in out.items():
+        targets.discard(p)
+        targets.discard("repro")
+    return out
+
+
 def violations() -> set[str]:
     out: set[str] = set()
     for m in MODULES:
@@ -129,6 +158,9 @@ def violations() -> set[str]:
     edges = graph()
     for comp in cycles(edges):
         out.add("cycle: " + " -> ".join(cycle_path(edges, comp)))
+    packages = package_graph()
+    for comp in cycles(packages):
+        out.add("package cycle: " + " -> ".join(cycle_path(packages, comp)))
     return out
 
 
@@ -197,3 +229,26 @@ def test_checker_finds_cycles_and_forbidden_and_private_imports(tmp_path, monkey
     assert "layer: repro.core.a imports repro.p1.b" in got
     assert "private: repro.p1.b imports repro.core.a._helper" in got
     assert any(v.startswith("cycle: ") and "repro.core.a" in v and "repro.p1.b" in v for v in got)
+
+
+def test_checker_finds_package_cycles_without_module_cycles(tmp_path, monkeypatch):
+    """data.a → models.b → data.c has no module cycle but a data ⇄ models loop; a section module of p1 importing
+    a chapter that imports it is a loop too; chapter → section and chapter → chapter alone are not."""
+    pkg = tmp_path / "repro"
+    for d in ("data", "models", "p1", "p1/ch", "p1/other"):
+        (pkg / d).mkdir(parents=True)
+        (pkg / d / "__init__.py").write_text("")
+    (pkg / "__init__.py").write_text("")
+    (pkg / "data" / "a.py").write_text("from repro.models.b import X\n")
+    (pkg / "models" / "b.py").write_text("from repro.data.c import Y\n")
+    (pkg / "data" / "c.py").write_text("Y = 1\n")
+    (pkg / "p1" / "sec.py").write_text("def f():\n    from repro.p1.ch.plan import P\n")
+    (pkg / "p1" / "ch" / "plan.py").write_text("from repro.p1.sec import f\nP = 1\n")
+    (pkg / "p1" / "other" / "jobs.py").write_text("from repro.p1.ch import plan\nfrom repro.p1 import sec\n")
+    monkeypatch.setitem(globals(), "SRC", pkg)
+    monkeypatch.setitem(globals(), "MODULES", {module_name(p): p for p in sorted(pkg.rglob("*.py"))})
+    got = violations()
+    assert not any(v.startswith("cycle: ") and "repro.data" in v for v in got)
+    assert "package cycle: repro.data -> repro.models -> repro.data" in got
+    assert any(v.startswith("package cycle: ") and "repro.p1.ch" in v and "repro.p1 " in v + " " for v in got)
+    assert not any("repro.p1.other" in v for v in got)

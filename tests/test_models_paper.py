@@ -266,7 +266,7 @@ TEMPLATES = ("a photo of a {}.", lambda c: f"a blurry picture of the {c}.", "art
 
 def test_clip_zero_shot_head_and_image_inputs(tmp_path):
     pytest.importorskip("open_clip")
-    from repro.models.clip import ImageExample
+    from repro.data.tasks import ImageExample
 
     m = build("tiny-clip")
     m.add_task(CIFAR, templates=TEMPLATES)
@@ -301,7 +301,7 @@ def test_clip_zero_shot_head_and_image_inputs(tmp_path):
 
 def test_clip_parameter_sets_gradients_and_overrides():
     pytest.importorskip("open_clip")
-    from repro.models.clip import ImageExample
+    from repro.data.tasks import ImageExample
 
     m = build("tiny-clip")
     m.add_task(CIFAR)

@@ -73,7 +73,7 @@ def _setup_cells(notebook: str, n: int = 2) -> list[str]:
 
 @pytest.mark.parametrize("family", ["vision", "nlp"])
 def test_p2_task_arithmetic_paper_builds_the_family_model_on_fetched_data(hub, family, monkeypatch):
-    from repro.data.fetch import fetch
+    from repro.fetch import fetch
     from repro.device import resolve_device
 
     fake, runs, tmp_path = hub
@@ -81,7 +81,7 @@ def test_p2_task_arithmetic_paper_builds_the_family_model_on_fetched_data(hub, f
     fetched = fake.count()
     monkeypatch.setenv("REPRO_ARTIFACTS", str(tmp_path / "artifacts"))
     ns: dict = {}
-    from repro.p2.arithmetic_seeds import seed_protocol
+    from repro.p2.task_arithmetic.runs import seed_protocol
 
     params, imports, setup = _setup_cells("p2_task_arithmetic", 3)
     exec(params, ns)  # noqa: S102 - the notebook's own code

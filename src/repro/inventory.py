@@ -1,7 +1,7 @@
 """The job inventory of the book and the paper-plan check (issue 21 §2, issue 22 §4).
 
-:func:`inventory` gathers the jobs every chapter declares from its own plan (``repro.p1.*_jobs``,
-``repro.p2.*_jobs``; the type is :mod:`repro.jobs`), one spec per logical id: an artifact two notebooks share is
+:func:`inventory` gathers the jobs every chapter declares from its own plan (``repro.p1.<chapter>.jobs``,
+``repro.p2.<chapter>.jobs``; the type is :mod:`repro.jobs`), one spec per logical id: an artifact two notebooks share is
 one job, owned by the first notebook in :data:`NOTEBOOKS` order.  Nothing here loads a model or a dataset.
 
 :func:`check_plan` checks every job's inputs against dataset shapes (task → split → per-class counts): it builds
@@ -30,16 +30,20 @@ from unittest import mock
 
 import torch
 
-from repro.data import hub_nlp, hub_vision
+from repro.core import grafting as G
+from repro.data import SOURCES, Example, hub_nlp, hub_vision, load_task
 from repro.data.shapes import DATASET_SHAPES
 from repro.jobs import DataUse, JobSpec, check_deps, dedupe, format_table
-from repro.p1 import appendix_jobs as p1_appendix
-from repro.p1 import calibration_ood_jobs, localization_jobs, multitask_continual_jobs
-from repro.p2 import appendix_jobs as p2_appendix
-from repro.p2 import disentanglement_jobs, sensitivity_jobs, structure_cost_jobs, task_arithmetic_jobs
-from repro.profiles import PROFILES, Profile, get_profile, GraftRecipe
-from repro.core import grafting as G
-from repro.data import Example, SOURCES, load_task
+from repro.p1.appendix import jobs as p1_appendix
+from repro.p1.calibration_ood import jobs as calibration_ood_jobs
+from repro.p1.localization import jobs as localization_jobs
+from repro.p1.multitask_continual import jobs as multitask_continual_jobs
+from repro.p2.appendix import jobs as p2_appendix
+from repro.p2.disentanglement import jobs as disentanglement_jobs
+from repro.p2.sensitivity import jobs as sensitivity_jobs
+from repro.p2.structure_cost import jobs as structure_cost_jobs
+from repro.p2.task_arithmetic import jobs as task_arithmetic_jobs
+from repro.profiles import PROFILES, GraftRecipe, Profile, get_profile
 
 #: every notebook chapter and the function declaring its jobs, in the order that owns shared jobs
 CHAPTERS: dict[str, Callable[..., list[JobSpec]]] = {

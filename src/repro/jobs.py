@@ -2,8 +2,8 @@
 
 A *job* is one cached artifact of the :class:`~repro.workbench.Workbench` store: a fine-tune (a task vector), a
 mask, a graft, a FISH region, an adapter run, a continual stage, a drift measurement, an arithmetic or merge
-sweep.  Each chapter declares its jobs from its own plan in a ``*_jobs`` module next to that plan
-(``repro.p1.localization_jobs`` for ``p1_localization``, ...); :mod:`repro.inventory` gathers them, removes the
+sweep.  Each chapter declares its jobs from its own plan in its chapter package's ``jobs.py``, next to that plan
+(``repro.p1.localization.jobs`` for ``p1_localization``, ...); :mod:`repro.inventory` gathers them, removes the
 duplicates between notebooks and checks the paper plans against dataset shapes.
 
 A spec holds the job's ``kind``, the ``driver`` it calls (a dotted name) with plain JSON-able ``kwargs``, the

@@ -80,7 +80,7 @@ def results_path(output_dir: str | Path, profile: str, notebook: str) -> Path:
 
 def data_root(override: str | Path | None = None) -> Path:
     """Where ``repro fetch`` writes the hub datasets and the paper profile reads them (``override``, else
-    ``$REPRO_DATA``, else ``data/`` in the repository): the ``--data`` layout, see :mod:`repro.data.fetch`."""
+    ``$REPRO_DATA``, else ``data/`` in the repository): the ``--data`` layout, see :mod:`repro.fetch`."""
     return resolve_path(override or os.environ.get("REPRO_DATA", "data"))
 
 

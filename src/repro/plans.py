@@ -1,7 +1,8 @@
 """The base of every notebook's typed plan (what a profile runs for one chapter): notebook overrides and seeds.
 
-Each chapter has one frozen dataclass plan next to its driver (``repro.p1.*_plan``, ``repro.p2.*_plan``) with
-documented defaults per profile; they share :class:`ChapterPlan` for the two things every plan does the same way.
+Each chapter has one frozen dataclass plan in its chapter package (``repro.p1.<chapter>.plan``,
+``repro.p2.<chapter>.plan``) with documented defaults per profile; they share :class:`ChapterPlan` for the two
+things every plan does the same way.
 """
 
 from __future__ import annotations

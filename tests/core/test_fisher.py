@@ -12,7 +12,7 @@ from repro.core.fisher import (diagonal_fisher, fish_masks, logit_target, logpro
                                masked_soft_overrides, per_example_grads, per_example_grads_loop, talos_calibrate,
                                talos_schedule, talos_select)
 from repro.core.masks import Mask
-from repro.p2.sensitivity import lowest_sensitivity_mask, perturb, prune, selection_stats
+from repro.p2.sensitivity.runs import lowest_sensitivity_mask, perturb, prune, selection_stats
 
 SPEC = TaskSpec("t", ("neg", "pos"), label_prompts=("It was terrible.", "It was great."))
 TEXTS = [("a great and moving film", 1), ("dull", 0), ("i hated every single minute of this long film", 0),

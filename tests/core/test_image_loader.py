@@ -11,7 +11,8 @@ from PIL import Image
 from repro.core.evaluation import batches, predict
 from repro.core.finetune import train
 from repro.data import TaskSpec
-from repro.models.clip import ImageExample, build_tiny_clip
+from repro.data.tasks import ImageExample
+from repro.models.clip import build_tiny_clip
 from repro.profiles import FinetuneRecipe
 
 SPEC = TaskSpec("tiny-images", ("cat", "dog", "car"), family="vision")

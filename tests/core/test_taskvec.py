@@ -1,4 +1,4 @@
-"""Task vectors (arithmetic, storage), α selection (p2.arithmetic), the disentanglement error (p2.localization)
+"""Task vectors (arithmetic, storage), α selection (p2.arithmetic), the disentanglement error (p2.function_localization)
 and AdaMerging on the tiny model.  The merging kernels are in test_merging.py."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from repro.core.adamerging import adamerging
 from repro.core.merging import task_arithmetic
 from repro.core.taskvec import TaskVector, align
 from repro.p2.arithmetic import select_addition_alpha, select_negation_alpha
-from repro.p2.localization import disentanglement_error
+from repro.p2.function_localization import disentanglement_error
 
 
 def tv(**tensors) -> TaskVector:

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from repro.data import DataError, check_splits
-from repro.p1.appendix import GPT2_BASE, GPT2_REGION_CAP, gpt2_profile
-from repro.p1.appendix_plan import appendix_plan
-from repro.p1.localization_plan import localization_plan
+from repro.p1.appendix.runs import GPT2_BASE, GPT2_REGION_CAP, gpt2_profile
+from repro.p1.appendix.plan import appendix_plan
+from repro.p1.localization.plan import localization_plan
 from repro.profiles import get_profile
 
 

@@ -186,8 +186,8 @@ def test_fish_regions_nested_and_cached(wb):
 
 
 def test_localization_sweeps_share_the_sgd_curve_and_pair_table1(wb, tau):
-    from repro.p1.localization_plan import LocalizationPlan
-    from repro.p1.localization_sweeps import LocalizationSweeps, table1_runs
+    from repro.p1.localization.plan import LocalizationPlan
+    from repro.p1.localization.runs import LocalizationSweeps, table1_runs
 
     plan = LocalizationPlan(sparsities=(0.01, 0.05), sweep_steps=1, n_eval=0)
     sw = LocalizationSweeps(wb, plan, base=0.05, seed=wb.seed)
@@ -216,8 +216,8 @@ def test_localization_sweeps_share_the_sgd_curve_and_pair_table1(wb, tau):
 
 
 def test_table2_runs_rows_and_graft_sizes(wb):
-    from repro.p1.localization_plan import LocalizationPlan, graft_profile
-    from repro.p1.localization_sweeps import graft_sizes, table2_rows, table2_runs
+    from repro.p1.localization.plan import LocalizationPlan, graft_profile
+    from repro.p1.localization.runs import graft_sizes, table2_rows, table2_runs
 
     plan = LocalizationPlan(tasks=("sent",), large_tasks=("sent",), large_steps=1)
     runs, outs = table2_runs(wb, plan, [wb.seed], base=0.05)

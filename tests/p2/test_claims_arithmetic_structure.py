@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from repro.p2 import claims_arithmetic as ca
-from repro.p2.arithmetic_seeds import Correctness, table5_correctness
-from repro.p2 import claims_structure_cost as cs
-from repro.p2.structure_cost_plan import PAPER_FT_STEPS, StructureCostPlan, structure_cost_plan
+from repro.p2.task_arithmetic import claims as ca
+from repro.p2.task_arithmetic.runs import Correctness, table5_correctness
+from repro.p2.structure_cost import claims as cs
+from repro.p2.structure_cost.plan import PAPER_FT_STEPS, StructureCostPlan, structure_cost_plan
 from repro.profiles import get_profile
 from repro.report.results import Results
 
@@ -127,7 +127,7 @@ def test_table5_claims():
 
 
 def _summary(shares: dict[str, float], cv: float, layer_top: dict[int, str]) -> dict:
-    """A hand-made structure summary (repro.p2.localization.structure_summary's keys the claims read)."""
+    """A hand-made structure summary (repro.p2.function_localization.structure_summary's keys the claims read)."""
     qk = [t in ("Q", "K") for t in layer_top.values()]
     return {"top_weight_types": sorted(shares, key=shares.get, reverse=True), "weight_share": shares,
             "spread_cv": cv, "layer_top": layer_top, "qk_top_layers": sum(qk) / len(qk) if qk else float("nan")}

@@ -10,7 +10,7 @@ from conftest import two_task_setup
 
 from repro.core.evaluation import predict
 from repro.data import Example, TaskSpec
-from repro.p2.localization import disentanglement_error
+from repro.p2.function_localization import disentanglement_error
 
 SENT = TaskSpec("xl_sent", ("negative", "positive"), label_prompts=("It was terrible.", "It was great."))
 TOPIC = TaskSpec("xl_topic", ("sports", "business"), label_prompts=("This is about sports.", "This is about money."))

@@ -9,7 +9,7 @@ import torch
 
 from repro.p2.cost import measure_iteration
 from repro.p2.efficiency import (calibration_iterations, inject_lora, paper_ratios, table3_rows, table4_rows)
-from repro.p2.localization import grid_summary, localization_summary, mask_overlap_rows, structure_summary
+from repro.p2.function_localization import grid_summary, localization_summary, mask_overlap_rows, structure_summary
 from repro.core.masks import Mask
 from repro.profiles import FinetuneRecipe
 from repro.core.masks import placement_rows

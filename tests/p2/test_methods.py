@@ -1,5 +1,5 @@
 """The P2 method zoo (repro.p2.methods), the task-arithmetic protocol (repro.p2.arithmetic) and the §4.1 sensitivity
-drivers (repro.p2.sensitivity) on the smoke profile: tiny random-init BERT, generated tasks, seconds."""
+drivers (repro.p2.sensitivity.runs) on the smoke profile: tiny random-init BERT, generated tasks, seconds."""
 
 from __future__ import annotations
 
@@ -142,8 +142,7 @@ def test_merging_scheme_ties_without_trim_for_talos(wb):
 
 
 def test_sensitivity_masks_and_matrices(wb):
-    from repro.p2 import sensitivity as sens
-
+    from repro.p2.sensitivity import runs as sens
     masks = sens.low_sensitivity_masks(wb, TASKS, n_examples=8, fraction=0.1)
     total = sum(wb.pre[n].numel() for n in wb.names("maskable"))
     assert all(m.count() == int(0.1 * total) for m in masks.values())

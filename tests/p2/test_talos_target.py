@@ -14,7 +14,8 @@ import torch
 from repro.core.fisher import diagonal_fisher
 from repro.data import get_spec
 from repro.data.generated import train_test
-from repro.models.clip import ImageExample, build_tiny_clip
+from repro.data.tasks import ImageExample
+from repro.models.clip import build_tiny_clip
 from repro.models.t5 import build_tiny_t5
 from repro.profiles import get_profile
 

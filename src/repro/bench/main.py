@@ -21,7 +21,8 @@ from repro.bench.pairs import PAIRS, Setup, run_pairs
 from repro.bench.rows import format_row, summary, write_bench
 from repro.bench.scaling import blocks, book_rebuild_row, flops_rows, scaling_rows
 from repro.data import Example, TaskSpec
-from repro.models.clip import CLIPImageClassifier, ImageExample
+from repro.data.tasks import ImageExample
+from repro.models.clip import CLIPImageClassifier
 from repro.models.sentence import SentenceEmbeddingClassifier, minilm_path
 from repro.paths import resolve_path, unwritable_reason
 

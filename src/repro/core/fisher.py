@@ -1,5 +1,5 @@
 """Diagonal Fisher information and the masks built from it: TaLoS calibration (P2), FISH (P1 Table 8), LoTA.
-(The P2 §4.1 / App. A.7 prune / perturb experiments on the least-sensitive 10% are :mod:`repro.p2.sensitivity`.)
+(The P2 §4.1 / App. A.7 prune / perturb experiments on the least-sensitive 10% are :mod:`repro.p2.sensitivity.runs`.)
 
 Per-example gradients
     :func:`per_example_grads` maps ``torch.func.grad`` over the batch with ``torch.func.vmap`` on top of

@@ -8,7 +8,7 @@ whole tensor (``<name>::dense``) where that takes fewer bytes (a dense fine-tuni
 JSON (the layout :mod:`repro.workbench` writes; its reader assumes float32 values).
 
 Merging lives in :mod:`repro.core.merging`, AdaMerging in :mod:`repro.core.adamerging`, the α-selection protocol
-in :mod:`repro.p2.arithmetic` and the weight-disentanglement error in :mod:`repro.p2.localization`.
+in :mod:`repro.p2.arithmetic` and the weight-disentanglement error in :mod:`repro.p2.function_localization`.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from repro.data.hub_nlp import load_nlp
 from repro.data.hub_vision import load_vision
-from repro.data.tasks import TASKS, Example, TaskData, TaskSpec, fixed_subset
+from repro.data.tasks import TASKS, Example, ImageExample, TaskData, TaskSpec, fixed_subset
 
 if TYPE_CHECKING:  # pragma: no cover
     from repro.profiles import Profile
@@ -27,8 +27,6 @@ Splits = Callable[[str, "Profile", "str | Path | None"], "tuple[TaskSpec, list, 
 
 
 def _images(rows: list[tuple[Any, int]]) -> list:
-    from repro.models.clip import ImageExample  # cycle: models imports data (ImageExample lives in models.clip)
-
     return [ImageExample(img, int(y)) for img, y in rows]
 
 

@@ -69,6 +69,14 @@ class Example:
     text_b: str | None = None
 
 
+@dataclass(frozen=True)
+class ImageExample:
+    """One image example: a PIL image, an image path, or a preprocessed ``[3, H, W]`` tensor, and its label."""
+
+    image: Any
+    label: int
+
+
 @dataclass
 class TaskData:
     """One task's splits. ``train``/``dev`` are the k-shot splits; ``test`` is the evaluation split."""

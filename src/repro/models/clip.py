@@ -29,7 +29,6 @@ the visual transformer blocks ``visual.transformer.resblocks.*``.
 from __future__ import annotations
 
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence, Union
 import warnings
@@ -40,7 +39,7 @@ from torch import nn
 from PIL import Image
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
-from repro.data.tasks import Example, TaskSpec
+from repro.data.tasks import Example, ImageExample, TaskSpec
 from repro.models.base import Classifier
 from repro.models.sentence import ZeroShotHead
 from repro.data.hub_vision import VISION_TEMPLATES, templates_for
@@ -50,14 +49,6 @@ Template = Union[str, Callable[[str], str]]
 #: per-task CLIP prompt templates (task name → templates); tasks not listed use DEFAULT_TEMPLATES
 CLIP_TEMPLATES: dict[str, tuple[Template, ...]] = {}
 DEFAULT_TEMPLATES: tuple[Template, ...] = ("a photo of a {}.",)
-
-
-@dataclass(frozen=True)
-class ImageExample:
-    """One image example: a PIL image, an image path, or a preprocessed ``[3, H, W]`` tensor, and its label."""
-
-    image: Any
-    label: int
 
 
 def fill_template(template: Template, classname: str) -> str:

@@ -7,7 +7,7 @@ reduction in accuracy").
 
 :func:`ece_table` runs Table 2's ECE columns for several seeds on the localization chapter's cached FT models and
 grafts, keeping per-example confidence and correctness of both models on the same test examples, so the claims
-(:mod:`repro.p1.claims_calibration`) can bootstrap the ECE reduction over examples and seeds.
+(:mod:`repro.p1.calibration_ood.claims`) can bootstrap the ECE reduction over examples and seeds.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ import torch
 
 from repro.core.evaluation import Predictions, score
 from repro.core.metrics import agreement, confidence_histogram
+from repro.report.verdicts import N_RESAMPLES, Evidence, paired_bootstrap, verdict_from_ci
 
 if TYPE_CHECKING:  # pragma: no cover
     from repro.workbench import Workbench
@@ -175,3 +176,19 @@ def ece_table(wb: "Workbench", tasks: Sequence[str], seeds: Sequence[int], base:
             out.per_example[(task, s)] = {"conf_ft": ft["conf"], "correct_ft": ft["correct"],
                                           "conf_graft": gr["conf"], "correct_graft": gr["correct"], "agree": agree}
     return out
+
+
+def ece_difference(a: Mapping[str, np.ndarray], b: Mapping[str, np.ndarray], op: str,
+                    n_resamples: int = N_RESAMPLES) -> tuple[str, Evidence]:
+    """``ECE(a) − ECE(b)`` in points ``op`` 0 from per-example ``conf`` / ``correct`` of two models on the same test
+    examples (``[examples]`` or ``[seeds, examples]``), its CI from a paired bootstrap (ECE recomputed on each
+    resample, seeds pooled)."""
+    def stat(ca: np.ndarray, ka: np.ndarray, cb: np.ndarray, kb: np.ndarray) -> float:
+        return 100.0 * (ece_from_confidence(ca, ka) - ece_from_confidence(cb, kb))
+    arrays = [a["conf"], a["correct"], b["conf"], b["correct"]]
+    est, lo, hi = paired_bootstrap(arrays, stat, n_resamples=n_resamples)
+    n_seeds, n = np.atleast_2d(np.asarray(a["conf"])).shape
+    over = "seeds and test examples" if n_seeds > 1 else "test examples"
+    return verdict_from_ci(est, lo, hi, n_examples=int(n), seeds=int(n_seeds), margin=0.0, op=op,
+                           test=f"paired bootstrap over {over}, {n_resamples} resamples, 95% CI of "
+                                f"the ECE difference (points{', seeds pooled' if n_seeds > 1 else ''})")

@@ -24,16 +24,18 @@ from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
 import torch
 
-from repro.data import Example
+from repro.data import Example, get_spec
 from repro.core.evaluation import Predictions, score
 from repro.core.fisher import fish_masks
 from repro.core.grafting import movement_mask, zero_outside_params
 from repro.core.masks import Mask
 from repro.core.metrics import agreement
+from repro.jobs import JobSpec, finetune_job, graft_job
 from repro.models.base import layer_index
 from repro.workbench import MASK
 
 if TYPE_CHECKING:  # pragma: no cover
+    from repro.profiles import FinetuneRecipe, Profile
     from repro.workbench import Workbench
 
 REGIONS: tuple[str, ...] = ("learned", "movement", "random", "movement-matched")
@@ -287,3 +289,18 @@ def middle_layer_share(mask: Mask) -> dict[str, float]:
     out = {f"{k}_share": v / total for k, v in counts.items()}
     out.update({f"{k}_layers": len(v) for k, v in thirds.items()})
     return out
+
+
+# --- the jobs of the FT + graft pair every P1 chapter shares (repro.jobs; declared beside ft_and_graft) ------------
+def n_classes(task: str) -> int:
+    """The number of labels of ``task`` (a graft job's head size)."""
+    return get_spec(task).num_labels
+
+
+def ft_and_graft_jobs(profile: Profile, notebook: str, task: str, *, k: int | None = None, seed: int = 13,
+                      base: float | None = None, steps: int | None = None,
+                      recipe: FinetuneRecipe | None = None) -> tuple[JobSpec, JobSpec]:
+    """:func:`repro.p1.regions.ft_and_graft`: the FT model and its learned graft on γ_base = top-``base``."""
+    base = profile.graft_base_sparsity if base is None else base
+    ft = finetune_job(profile, notebook, task, recipe or profile.p1_finetune, k=k, seed=seed)
+    return ft, graft_job(profile, notebook, task, ft, base, k=k, seed=seed, steps=steps, n_classes=n_classes(task))

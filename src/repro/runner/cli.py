@@ -166,7 +166,7 @@ def _bench(args: argparse.Namespace) -> int:
                   "$REPRO_VISION_ROOT, else ~/.cache/repro/vision)"),
          arg("--force", action="store_true", help="fetch again what is already there"))
 def _fetch(args: argparse.Namespace) -> int:
-    cmd = [sys.executable, "-m", "repro.data.fetch", "--profile", args.profile]  # the runner imports no data code
+    cmd = [sys.executable, "-m", "repro.fetch", "--profile", args.profile]  # the runner imports no data code
     for flag, value in (("--family", args.family), ("--dest", _abs(args.dest)), ("--models", _abs(args.models)),
                         ("--story-cloze", _abs(args.story_cloze)), ("--vision-sources", _abs(args.vision_sources))):
         if value:

@@ -292,9 +292,9 @@ def fetched_family(notebook: str, profile: str, model_family: str = "") -> str |
 @functools.lru_cache(maxsize=16)
 def check_fetched(profile: str, family: str, data_dir: str | None = None) -> None:
     """Before any kernel starts: is everything ``repro fetch`` writes for ``family`` in place?  ``python -m
-    repro.data.fetch --check`` in a subprocess; its one-line error (naming the command) becomes a
+    repro.fetch --check`` in a subprocess; its one-line error (naming the command) becomes a
     :class:`ParameterError` (exit 2)."""
-    cmd = [sys.executable, "-m", "repro.data.fetch", "--check", "--profile", profile, "--family", family]
+    cmd = [sys.executable, "-m", "repro.fetch", "--check", "--profile", profile, "--family", family]
     if data_dir:
         cmd += ["--dest", str(resolve_path(data_dir))]
     proc = subprocess.run(cmd, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,

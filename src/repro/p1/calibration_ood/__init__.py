@@ -1,0 +1,4 @@
+"""The chapter of ``notebooks/p1_calibration_ood.md`` (P1 §4 and App. D: Tables 2-3, 6-7, Figs. 6-7).
+
+Its role files (see :mod:`repro.p1`): ``plan``, ``jobs``, ``runs``, ``views``, ``claims``.
+"""

@@ -1,0 +1,4 @@
+"""The chapter of ``notebooks/p1_localization.md`` (P1 §2-3: Tables 1-2, Figs. 2-5).
+
+Its role files (see :mod:`repro.p1`): ``plan``, ``jobs``, ``runs``, ``claims``.
+"""

@@ -1,0 +1,4 @@
+"""The chapter of ``notebooks/p1_multitask_continual.md`` (P1 §5: Fig. 8, Figs. 11-13, Table 4).
+
+Its role files (see :mod:`repro.p1`): ``plan``, ``jobs``, ``runs``, ``claims``.
+"""

@@ -1,0 +1,103 @@
+"""The jobs of the chapter ``p1_multitask_continual`` (P1 §5: Fig. 8, Figs. 11-13, Table 4), declared from its plan.
+
+:func:`jobs` reads :func:`repro.p1.multitask_continual.plan.multitask_plan`, :func:`~repro.p1.multitask_continual.plan.mt_recipe` and
+:func:`~repro.p1.multitask_continual.plan.continual_recipe` as ``notebooks/p1_multitask_continual.md`` does: the multi-task
+models, the per-task regions (:func:`repro.p1.multitask.task_regions`), the tuned unions
+(:func:`repro.p1.multitask.tune_union`), and the continual stages (:func:`repro.p1.continual.sequential_finetune`),
+whose first stage is the single-task FT / graft re-training other chapters also declare.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any, Sequence
+
+from repro.jobs import DataUse, JobSpec, finetune_job, graft_job, graft_recipe, make_job, ref
+from repro.p1.multitask_continual.plan import continual_recipe, mt_recipe, multitask_plan
+from repro.p1.regions import n_classes
+from repro.profiles import FinetuneRecipe, Profile
+
+NOTEBOOK = "p1_multitask_continual"
+#: the notebook's Table 4 task order (its ``continual_sequence`` parameter)
+CONTINUAL_SEQUENCE: tuple[str, ...] = ("QNLI", "AGNews", "SST-2")
+
+
+def continual_jobs(profile: Profile, sequence: Sequence[str], recipe: FinetuneRecipe, later: FinetuneRecipe, *,
+                   seed: int, regions: dict[str, JobSpec] | None = None) -> list[JobSpec]:
+    """:func:`repro.p1.continual.sequential_finetune`: stage 1 is the cached FT (naive) or graft re-training
+    (grafting-continual); every later stage is one cached task vector that starts from the previous one."""
+    first = sequence[0]
+    recipe = profile.p1_recipe([n_classes(first)], profile.k_shot, recipe)  # as repro.p1.continual resolves it
+    prev = finetune_job(profile, NOTEBOOK, first, recipe, seed=seed,
+                        trainable="graftable" if regions is None else regions[first])
+    out = [prev]
+    for n in range(1, len(sequence)):
+        prefix = list(sequence[: n + 1])
+        deps = [prev] + ([regions[t] for t in prefix] if regions else [])
+        stage = profile.p1_recipe([n_classes(sequence[n])], profile.k_shot, later)  # a step budget resolved
+        prev = make_job("continual", "repro.p1.continual.sequential_finetune", profile, NOTEBOOK, deps=deps,
+                        cost=stage.steps * stage.batch_size,
+                        uses=[DataUse(sequence[n], "kshot", profile.k_shot, seed)],
+                        sequence=prefix, k=profile.k_shot, seed=seed, recipe=recipe, later_recipe=stage,
+                        regions=None if regions is None else {t: ref(regions[t]) for t in prefix},
+                        model=profile.model)
+        out.append(prev)
+    return out
+
+
+def jobs(profile: Profile, seed: int = 13, continual_sequence: Sequence[str] = CONTINUAL_SEQUENCE,
+         **overrides: Any) -> list[JobSpec]:
+    """Every cached artifact of ``p1_multitask_continual`` on ``profile`` (notebook parameters in ``overrides``)."""
+    plan = multitask_plan(profile, **overrides)
+    profile = plan.profile_for(profile)  # the chapter's workbench runs at the plan's k (the paper: 4096-shot)
+    tasks, groups = list(plan.mt_tasks), plan.group_map()
+    mt_rec = mt_recipe(profile, plan)
+    out: list[JobSpec] = []
+
+    def study(vector: JobSpec, base: float, tune: int | None) -> None:
+        """:func:`repro.p1.multitask.region_study` as the notebook's ``study`` calls it."""
+        lr = plan.mt_graft_lr if base == 0.0 else None
+        regions = {t: graft_job(profile, NOTEBOOK, t, vector, base, seed=seed, steps=plan.mt_graft_steps, lr=lr,
+                                max_examples=plan.mt_graft_examples, n_classes=n_classes(t)) for t in tasks}
+        out.extend(regions.values())
+        if tune:
+            half = plan.mt_graft_examples and plan.mt_graft_examples // 2
+            rec = graft_recipe(profile, steps=tune, max_examples=half)
+            for g, members in groups.items():
+                n = sum(min(rec.max_examples, profile.k_shot * n_classes(t)) for t in members)
+                out.append(make_job(
+                    "joint-graft", "repro.p1.multitask.tune_union", profile, NOTEBOOK,
+                    deps=[vector, *(regions[t] for t in members)], cost=tune * n * (1 + 2 * 1 / 3),
+                    uses=[DataUse(t, "kshot", profile.k_shot, seed, select=rec.max_examples, max_dev=rec.max_dev,
+                                  joint=True) for t in members],
+                    tasks=list(members), k=profile.k_shot, seed=seed, vector=ref(vector),
+                    union={t: ref(regions[t]) for t in members}, lr=rec.lr, steps=rec.steps, bs=rec.batch_size,
+                    max_examples=rec.max_examples, b=rec.sigmoid_bias, max_dev=rec.max_dev))
+
+    tau_mt = finetune_job(profile, NOTEBOOK, tasks, mt_rec, seed=seed)
+    out.append(tau_mt)
+    out += [finetune_job(profile, NOTEBOOK, t, profile.p1_finetune, seed=seed) for t in tasks
+            if t in continual_sequence]
+    study(tau_mt, 0.0, plan.tune_steps)  # Fig. 8
+    for base in (1e-5, 1e-4):  # Figs. 11-12
+        if base in plan.region_bases:
+            study(tau_mt, base, None)
+    if plan.adamw_mt:  # Fig. 13
+        adamw = replace(profile.p2_finetune, steps=mt_rec.steps, eval_every=mt_rec.eval_every)
+        tau_adamw = finetune_job(profile, NOTEBOOK, tasks, adamw, seed=seed)
+        out.append(tau_adamw)
+        study(tau_adamw, 0.0, None)
+    # Table 4: single-task FT and regions, naive continual FT, grafting-continual
+    seq = list(continual_sequence)
+    single = {t: finetune_job(profile, NOTEBOOK, t, profile.p1_finetune, seed=seed) for t in seq}
+    regions = {t: graft_job(profile, NOTEBOOK, t, single[t], plan.continual_base, seed=seed,
+                            steps=plan.continual_graft_steps, n_classes=n_classes(t)) for t in seq}
+    out += [*single.values(), *regions.values()]
+    later = {"steps": plan.continual_steps} if plan.continual_steps else {}
+    retrain = continual_recipe(profile)
+    out += continual_jobs(profile, seq, profile.p1_finetune, replace(profile.p1_finetune, **later), seed=seed)
+    out += continual_jobs(profile, seq, retrain, replace(retrain, **later), seed=seed, regions=regions)
+    return out
+
+
+__all__ = ["CONTINUAL_SEQUENCE", "NOTEBOOK", "continual_jobs", "jobs"]

@@ -1,0 +1,4 @@
+"""The chapter of ``notebooks/p2_structure_cost.md`` (P2 §5.3: Figs. 4-5, Tables 3-4).
+
+Its role files (see :mod:`repro.p2`): ``plan``, ``jobs``, ``views``, ``claims``.
+"""

@@ -1,0 +1,4 @@
+"""The chapter of ``notebooks/p2_task_arithmetic.md`` (P2 §5.1: Tables 1, 2, 5).
+
+Its role files (see :mod:`repro.p2`): ``plan``, ``jobs``, ``runs``, ``claims``.
+"""

@@ -1,0 +1,65 @@
+"""The jobs of the chapter ``p2_task_arithmetic`` (P2 §5.1: Tables 1, 2, 5), declared from its plan.
+
+:func:`jobs` reads :func:`repro.p2.task_arithmetic.plan.arithmetic_plan` and :func:`repro.p2.arithmetic.protocol_settings`
+as ``notebooks/p2_task_arithmetic.md`` does: per seed, every zoo method × task (:func:`repro.p2.zoo.method_jobs`: the fine-tunes
+and the TaLoS masks they train in), one cached ``p2-arith`` result per Table-1 method
+(:func:`repro.p2.arithmetic.run_method`), and on the first seed the Table 5 merges
+(:func:`repro.p2.arithmetic.merging_scheme`).  The model family is the notebook's (``Profile.for_p2``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from repro.jobs import EVAL_PASS, DataUse, JobSpec, make_job
+from repro.p2.arithmetic import ARITHMETIC_METHODS, MERGE_SCHEMES, TABLE1_METHODS, protocol_settings
+from repro.p2.methods import P2_METHODS
+from repro.p2.task_arithmetic.plan import arithmetic_plan
+from repro.p2.zoo import data_how, zoo_jobs
+from repro.profiles import Profile
+
+NOTEBOOK = "p2_task_arithmetic"
+
+
+def _eval_cost(n_tasks: int, n_alphas: int, n_val: int, n_test: int) -> float:
+    """Evaluated example-passes of one method's addition + negation sweeps (n_test 0 counts as 1,000)."""
+    return EVAL_PASS * n_tasks * (2 * n_alphas * n_val + 3 * (n_test or 1000))
+
+
+def jobs(profile: Profile, seed: int = 13, model_family: str = "", **overrides: Any) -> list[JobSpec]:
+    """Every cached artifact of ``p2_task_arithmetic`` on ``profile`` for ``model_family`` ("" = the profile's)."""
+    prof = profile.for_p2(model_family, NOTEBOOK)
+    plan = arithmetic_plan(prof, **overrides)
+    tasks, control = plan.task_list(prof), prof.p2_control
+    settings = protocol_settings(prof)
+    how = data_how(prof)
+    out: list[JobSpec] = []
+    for i, s in enumerate(plan.seeds(prof, seed)):
+        zoo = zoo_jobs(prof, NOTEBOOK, tasks, s)
+        for js in zoo.values():
+            out += js
+        vectors = {m: [zoo[(m, t)][-1] for t in tasks] for m in P2_METHODS}
+        uses = [DataUse(t, how, prof.k_shot, s, need=(("dev", settings["n_val"]),)) for t in tasks]
+        if control:
+            uses.append(DataUse(control, how, prof.k_shot, s, need=(("dev", settings["n_val"]),)))
+        common = dict(seed=s, tasks=tasks, control=control, n_val=settings["n_val"], n_test=settings["n_test"],
+                      alphas=settings["alphas"], model=prof.model)
+        for key in TABLE1_METHODS:
+            src = ARITHMETIC_METHODS[key].source
+            out.append(make_job("arithmetic", "repro.p2.arithmetic.run_method", prof, NOTEBOOK, deps=vectors[src],
+                                cost=_eval_cost(len(tasks), len(settings["alphas"]), settings["n_val"],
+                                                settings["n_test"]),
+                                uses=uses, key=key, negation=bool(control), **common))
+        if i == 0:  # Table 5 on the first seed
+            for src in ("ft", "talos"):
+                for scheme in MERGE_SCHEMES:
+                    steps = settings["adamerging_steps"] if scheme.startswith("adamerging") else 0
+                    out.append(make_job(
+                        "merge", "repro.p2.arithmetic.merging_scheme", prof, NOTEBOOK, deps=vectors[src],
+                        cost=_eval_cost(len(tasks), len(settings["alphas"]), settings["n_val"], settings["n_test"])
+                        + steps * len(tasks) * settings["n_val"],
+                        uses=uses, source=src, scheme=scheme, adamerging_steps=steps, **common))
+    return out
+
+
+__all__ = ["NOTEBOOK", "jobs"]

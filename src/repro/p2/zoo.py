@@ -1,0 +1,81 @@
+"""What every P2 chapter shares of the method zoo (:mod:`repro.p2.methods`): the tasks it is trained on and its jobs.
+
+- :func:`zoo_tasks`: the tasks of the profile's zoo, those of the §5.1 plan (``repro.p2.task_arithmetic.plan``),
+  which the P2 chapters after it (Figs. 2-3, 6-9) reuse from the artifact store instead of training more tasks.
+- :func:`zoo_jobs`, :func:`method_jobs`, :func:`talos_jobs`: the jobs (:class:`repro.jobs.JobSpec`) of the zoo's
+  runs, which each P2 chapter's ``jobs.py`` declares from its plan; :func:`data_how` is how they read their data.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from repro.data.families import FAMILY_SOURCES
+from repro.jobs import DataUse, JobSpec, finetune_job, make_job, ref
+from repro.p2.methods import LORA_ALPHA, LORA_RANK, LOTA_DENSITY, P2_METHODS, p2_recipe
+from repro.profiles import Profile
+
+#: the cpu plan's tasks (a breadth cut from the profile's six; all accuracy tasks): the §5.1 plan's and the zoo's
+CPU_TASKS: tuple[str, ...] = ("SST-2", "TREC", "QNLI")
+
+
+def zoo_tasks(profile: Profile) -> list[str]:
+    """The tasks the profile's P2 zoo is trained on: those of the §5.1 plan (cpu: :data:`CPU_TASKS`, else the
+    profile's ``p2_tasks``), which the P2 chapters after it (Figs. 2-3, 6-9) reuse from the artifact store instead
+    of training more tasks."""
+    return list(CPU_TASKS if profile.plan == "cpu" else profile.p2_tasks)
+
+
+def data_how(profile: Profile) -> str:
+    """``"family"`` for a P2 family's own splits, else ``"kshot"`` (the text profiles' k-shot splits)."""
+    return "family" if profile.data_source in FAMILY_SOURCES else "kshot"
+
+
+def talos_jobs(profile: Profile, notebook: str, task: str, seed: int, sparsity: float | None = None
+               ) -> tuple[JobSpec, JobSpec]:
+    """:func:`repro.p2.methods.talos_mask` at ``sparsity`` and the masked fine-tune it trains
+    (:func:`repro.p2.sparse_vectors.talos_vector`; the zoo's TaLoS at ``profile.talos.sparsity``)."""
+    t = profile.talos
+    sparsity = t.sparsity if sparsity is None else float(sparsity)
+    how = data_how(profile)
+    mask = make_job("mask", "repro.p2.methods.talos_mask", profile, notebook, cost=t.rounds * t.calibration_examples,
+                    uses=[DataUse(task, how, profile.k_shot, seed, need=(("train", t.calibration_examples),))],
+                    task=task, seed=seed, sparsity=sparsity, rounds=t.rounds, soft=t.soft_value,
+                    n=t.calibration_examples, target=t.target, k=profile.k_shot, model=profile.model,
+                    max_length=profile.max_length)
+    ft = finetune_job(profile, notebook, task, p2_recipe(profile, "talos"), seed=seed, trainable=mask,
+                      tag="p2-talos", how=how)
+    return mask, ft
+
+
+def method_jobs(profile: Profile, notebook: str, task: str, method: str, seed: int) -> list[JobSpec]:
+    """:func:`repro.p2.methods.finetune_method_run` of ``method`` on ``task``: its jobs, the vector's job last."""
+    how = data_how(profile)
+    recipe = p2_recipe(profile, method)
+    if method in ("ft", "linearized"):
+        return [finetune_job(profile, notebook, task, recipe, seed=seed, trainable="maskable", tag="p2",
+                             linearized=method == "linearized", how=how)]
+    if method == "l-lora":
+        return [make_job("finetune", "repro.p2.methods.finetune_method_run", profile, notebook,
+                         cost=2 * recipe.steps * recipe.batch_size, uses=[DataUse(task, how, profile.k_shot, seed)],
+                         task=task, method=method, seed=seed, recipe=recipe, rank=LORA_RANK, alpha=LORA_ALPHA,
+                         k=profile.k_shot, model=profile.model, max_length=profile.max_length)]
+    if method == "lota":  # the mask is the top |τ_ft| entries of the FT run: no artifact of its own
+        ft = method_jobs(profile, notebook, task, "ft", seed)[-1]
+        return [make_job("finetune", "repro.workbench.Workbench.finetune_run", profile, notebook, deps=[ft],
+                         cost=recipe.steps * recipe.batch_size, uses=[DataUse(task, how, profile.k_shot, seed)],
+                         tasks=[task], k=profile.k_shot, seed=seed, recipe=recipe,
+                         trainable={"lota_of": ref(ft), "density": LOTA_DENSITY}, tag="p2-lota",
+                         model=profile.model, max_length=profile.max_length)]
+    if method == "talos":
+        return list(talos_jobs(profile, notebook, task, seed))
+    raise ValueError(f"unknown P2 method {method!r}; choose one of {list(P2_METHODS)}")
+
+
+def zoo_jobs(profile: Profile, notebook: str, tasks: Sequence[str], seed: int,
+             methods: Sequence[str] = P2_METHODS) -> dict[tuple[str, str], list[JobSpec]]:
+    """:func:`repro.p2.methods.finetune_all`: ``{(method, task): jobs}`` (the vector's job last)."""
+    return {(m, t): method_jobs(profile, notebook, t, m, seed) for m in methods for t in tasks}
+
+
+__all__ = ["CPU_TASKS", "data_how", "method_jobs", "talos_jobs", "zoo_jobs", "zoo_tasks"]

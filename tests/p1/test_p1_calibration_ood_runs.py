@@ -1,0 +1,58 @@
+"""P1 §4 chapter drivers (repro.p1.calibration_ood.runs): table rows from hand-made runs, and the cached models."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from repro.p1.calibration_ood import runs as cr
+from repro.p1.calibration_ood.plan import calibration_plan, calibration_recipes
+from repro.profiles import get_profile
+
+
+def _ood(source, target, label, acc, sparsity):
+    return {"source": source, "target": target, "split": "ID" if source == target else "OOD",
+            "method": label.split("@")[0], "label": label, "sparsity": sparsity, "acc": acc, "ece": None}
+
+
+def test_table3_rows_keep_the_four_models_in_percent_and_skip_sweep_sizes():
+    runs = [_ood("QNLI", "QNLI", "Grafting", 0.8, 0.01), _ood("QNLI", "SNLI", "Grafting", 0.6, 0.01),
+            _ood("QNLI", "SNLI", "FT", 0.5, 100.0), _ood("QNLI", "SNLI", "BitFit", 0.4, 0.1),
+            _ood("QNLI", "SNLI", "Grafting@0.01", 0.7, 1.0)]
+    rows = cr.table3_rows(runs)
+    assert sorted(r["method"] for r in rows) == ["BitFit", "FT", "Grafting"]  # no ID row, no sweep size
+    graft = next(r for r in rows if r["method"] == "Grafting")
+    assert graft["value"] == pytest.approx(60.0) and graft["id_task"] == "QNLI"
+    assert next(r for r in rows if r["method"] == "FT")["paper"] is None  # FT is not in the printed Table 3
+
+
+def test_peft_tables_and_gap_rows():
+    wb = SimpleNamespace(model=SimpleNamespace(specs={"QNLI": SimpleNamespace(metric="acc")}))
+    runs = [{"source": "QNLI", "method": "Grafting", "rank": None, "params": 100, "sparsity": 0.01, "id_acc": 0.8,
+             "id_ece": 0.05, "ood:MNLI": 0.6},
+            {"source": "QNLI", "method": "LoRA", "rank": 1, "params": 120, "sparsity": 0.012, "id_acc": 0.82,
+             "id_ece": 0.10, "ood:MNLI": 0.55}]
+    t6, t7 = cr.peft_tables(wb, runs)
+    assert {(r["method"], r["metric"]) for r in t6} == {("Grafting", "acc"), ("Grafting", "ece"), ("LoRA", "acc"),
+                                                        ("LoRA", "ece")}
+    assert next(r for r in t6 if r["method"] == "LoRA" and r["metric"] == "ece")["value"] == pytest.approx(10.0)
+    assert {(r["method"], r["split"]) for r in t7} == {(m, s) for m in ("Grafting", "LoRA") for s in ("ID", "OOD")}
+    assert next(r for r in t7 if r["split"] == "OOD" and r["method"] == "LoRA")["value"] == pytest.approx(55.0)
+    gaps = cr.gap_table_rows([{"task": "QNLI", "method": "FT", "gap_acc": 0.125, "n_train": 32}])
+    assert gaps[0]["value"] == pytest.approx(12.5) and gaps[0]["unit"] == "pp" and gaps[0]["n_train"] == 32
+
+
+def test_chapter_models_use_the_plan_base_and_sweep_steps(tmp_path, monkeypatch):
+    from repro.workbench import Workbench
+
+    profile = get_profile("smoke")
+    plan = calibration_plan(profile)
+    wb = Workbench(profile, artifacts_dir=tmp_path)
+    models = cr.ChapterModels(wb, plan, calibration_recipes(profile, plan))
+    calls = []
+    monkeypatch.setattr(wb, "finetune", lambda task, *a, **kw: {})
+    monkeypatch.setattr(wb, "graft", lambda task, tau, base, steps=None: calls.append((base, steps)) or ("m", {}))
+    assert models.graft("SST-2") == "m" and models.graft("SST-2", 1e-2) == "m"
+    assert calls == [(plan.base, None), (1e-2, plan.sweep_steps)]
+    assert models.n_params("bias") > 0
