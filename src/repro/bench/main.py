@@ -56,7 +56,6 @@ def _sentence_model(hidden: int, layers: int, heads: int, vocab: int, max_length
     # heavy (transformers): loaded only when this model family is used
     from transformers import AutoTokenizer, BertConfig, BertModel
 
-
     tok = AutoTokenizer.from_pretrained(str(minilm_path()))
     cfg = BertConfig(vocab_size=vocab, hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=heads,
                      intermediate_size=4 * hidden, max_position_embeddings=514, attn_implementation="eager")
@@ -66,7 +65,6 @@ def _sentence_model(hidden: int, layers: int, heads: int, vocab: int, max_length
 
 def _vit(width: int, layers: int, image_size: int, patch: int, embed_dim: int, text_width: int, text_layers: int):
     import open_clip  # optional heavy dependency (open_clip): vision models only
-
 
     torch.manual_seed(0)
     clip = open_clip.CLIP(embed_dim, vision_cfg=dict(image_size=image_size, patch_size=patch, width=width,

@@ -10,4 +10,5 @@ from repro.data.loaders import (HUB_SOURCES, SOURCES, HubSource, check_data_dir,
 
 __all__ = ["HUB_SOURCES", "LABEL_ORDERS", "OOD_ONLY", "SOURCES", "TASKS", "DataError", "Example", "HubSource",
            "MissingSplit", "TaskData", "TaskSpec", "balanced_sample", "check_data_dir", "check_kshot", "check_splits",
-           "chunks", "fixed_subset", "get_spec", "kshot_sizes", "kshot_split", "load_hub", "load_local", "load_task", "register_source"]
+           "chunks", "fixed_subset", "get_spec", "kshot_sizes", "kshot_split", "load_hub", "load_local", "load_task",
+           "register_source"]

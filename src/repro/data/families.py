@@ -90,4 +90,5 @@ def load_family_task(name: str, profile: "Profile", seed: int = 13, n_test: int 
     if profile.data_source not in FAMILY_SOURCES:
         raise ValueError(f"unknown P2 family data source {profile.data_source!r}; choose one of "
                          f"{tuple(FAMILY_SOURCES)}")
-    return FAMILY_SOURCES[profile.data_source].task(name, profile, seed=seed, n_test=n_test, test_seed=test_seed, data_dir=data_dir)
+    return FAMILY_SOURCES[profile.data_source].task(name, profile, seed=seed, n_test=n_test, test_seed=test_seed,
+                                                    data_dir=data_dir)

@@ -79,7 +79,6 @@ def _random_roberta_base(p: Profile, seed: int) -> Classifier:
     # heavy (transformers): loaded only when this model family is used
     from transformers import RobertaConfig, RobertaForMaskedLM
 
-
     tok = tiny_bpe_tokenizer("roberta")
     cfg = RobertaConfig(vocab_size=50265, max_position_embeddings=514, pad_token_id=tok.pad_token_id,
                         bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id, type_vocab_size=1,
@@ -94,7 +93,6 @@ def _random_gpt2(p: Profile, seed: int) -> Classifier:
     # heavy (transformers): loaded only when this model family is used
     from transformers import GPT2Config, GPT2LMHeadModel
 
-
     tok = tiny_bpe_tokenizer("gpt2")
     cfg = GPT2Config(vocab_size=50257, bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id,
                      attn_implementation="eager")
@@ -106,7 +104,6 @@ def _random_clip_vit_b32(p: Profile, seed: int) -> Classifier:
     """open_clip ViT-B/32 architecture with QuickGELU (the OpenAI network), random init (no weights download; GPU
     path check)."""
     import open_clip  # optional heavy dependency (open_clip): vision models only
-
 
     torch.manual_seed(seed)
     model = open_clip.create_model("ViT-B-32", pretrained=None, force_quick_gelu=True)
@@ -121,7 +118,6 @@ def _random_t5_base(p: Profile, seed: int) -> Classifier:
     """t5-base shapes (12 + 12 layers × 768, d_ff 3072, vocab 32128), random init, tiny tokenizer (GPU check)."""
     # heavy (transformers): loaded only when this model family is used
     from transformers import T5Config, T5ForConditionalGeneration
-
 
     tok = tiny_t5_tokenizer()
     cfg = T5Config(vocab_size=32128, d_model=768, d_kv=64, d_ff=3072, num_layers=12, num_heads=12,

@@ -102,7 +102,6 @@ def build_tiny_gpt2(seed: int = 0, hidden: int = 32, layers: int = 2, max_length
     # heavy (transformers): loaded only when this model family is used
     from transformers import GPT2Config, GPT2LMHeadModel
 
-
     tok = tiny_bpe_tokenizer("gpt2", tuple(extra_words))
     cfg = GPT2Config(vocab_size=len(tok), n_embd=hidden, n_layer=layers, n_head=2, n_positions=max_length,
                      bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id, attn_implementation="eager")

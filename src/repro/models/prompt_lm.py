@@ -360,7 +360,6 @@ def build_tiny_roberta(seed: int = 0, hidden: int = 32, layers: int = 2, max_len
     # heavy (transformers): loaded only when this model family is used
     from transformers import RobertaConfig, RobertaForMaskedLM
 
-
     tok = tiny_bpe_tokenizer("roberta", tuple(extra_words))
     cfg = RobertaConfig(vocab_size=len(tok), hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=2,
                         intermediate_size=2 * hidden, max_position_embeddings=max_length + 2 + 1,

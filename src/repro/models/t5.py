@@ -183,7 +183,6 @@ def build_tiny_t5(seed: int = 0, hidden: int = 32, layers: int = 2, max_length: 
     # heavy (transformers): loaded only when this model family is used
     from transformers import T5Config, T5ForConditionalGeneration
 
-
     tok = tiny_t5_tokenizer(tuple(extra_words))
     cfg = T5Config(vocab_size=len(tok), d_model=hidden, d_kv=hidden // 2, d_ff=2 * hidden, num_layers=layers,
                    num_decoder_layers=layers, num_heads=2, relative_attention_num_buckets=8,

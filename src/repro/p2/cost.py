@@ -1,8 +1,8 @@
 """Cost of one fine-tuning iteration per method (P2 Table 3 / Table 4): forward-backward time, optimizer-step
 time, total iteration time and peak memory, measured with the same training components as :func:`repro.core.finetune.train`.
 
-Timing uses ``time.perf_counter`` after warm-up iterations (with ``torch.cuda.synchronize`` on a GPU).  Peak
-memory (:class:`repro.device.PeakMemory`) is ``torch.cuda.max_memory_allocated`` on a GPU; on the CPU it is the growth of the
+Timing uses ``time.perf_counter`` after warm-up iterations (:func:`repro.device.sync` on a GPU).  Peak memory
+(:class:`repro.device.PeakMemory`) is ``torch.cuda.max_memory_allocated`` on a GPU; on the CPU it is the growth of the
 peak resident set size above the resident size when the measured block starts (Linux's high-water mark,
 reset at the start of the block), and :mod:`repro.p2.efficiency` runs each method in a fresh subprocess, so
 methods do not see each other's allocations.  TaLoS's speed comes only from what the training loop really does:

@@ -388,6 +388,7 @@ def verdicts(claims: Iterable[Mapping[str, Any]], prefix: str = "") -> VerdictBo
     return VerdictBoxes(c for c in claims if str(c["id"]).startswith(prefix))
 
 
-__all__ = ["ClaimView", "Notice", "Rows", "VerdictBoxes", "VerdictSummary", "describe", "plotting", "glue_verdicts", "graft_notice", "fmt_count", "fmt_float", "fmt_index", "fmt_pct", "fmt_short", "fmt_signed",
+__all__ = ["ClaimView", "Notice", "Rows", "VerdictBoxes", "VerdictSummary", "describe", "glue_verdicts", "graft_notice",
+           "fmt_count", "fmt_float", "fmt_index", "fmt_pct", "fmt_short", "fmt_signed", "plotting",
            "fmt_sparsity", "fmt_value", "glue",
            "style_table", "verdict_box", "verdicts"]

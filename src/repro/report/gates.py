@@ -71,7 +71,7 @@ def vision_reason(model: str) -> str | None:
 
 
 def not_testable(reason: str, rule: str = "") -> dict[str, Any]:
-    """``add_claim`` keyword arguments of a not-testable verdict: the reason, then the rule it is otherwise judged by."""
+    """``add_claim`` keyword arguments of a not-testable verdict: the reason, then the rule otherwise applied."""
     if not reason:
         raise ValueError("a not-testable claim needs its reason (the profile, plan or data that cannot test it)")
     return {"verdict": "not-testable", "note": f"{reason}; rule otherwise: {rule}" if rule else reason}
