@@ -51,7 +51,7 @@ def _load_jvp_decompositions() -> None:
     ``torch.jit.script`` and warns about it on the first ``jvp`` (a FutureWarning printed into every notebook)."""
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=r".*torch\.jit\.script.* is deprecated", category=FutureWarning)
-        import torch._decomp.decompositions_for_jvp  # noqa: F401
+        import torch._decomp.decompositions_for_jvp  # noqa: F401 - once, under the warnings filter above
 
 
 def forward(model: Classifier, batch: dict[str, torch.Tensor], task: str,
