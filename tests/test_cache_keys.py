@@ -63,3 +63,14 @@ def keys(tmp_path_factory):
 @pytest.mark.parametrize("name", sorted(GOLDEN))
 def test_cache_key_is_pinned(keys, name):
     assert keys[name] == GOLDEN[name], f"{name}: artifact key changed to {keys[name]} (pinned {GOLDEN[name]})"
+
+
+def test_data_key_is_the_inline_fields_it_replaced(tmp_path):
+    """``Workbench.data_key`` gives exactly the fields the keys wrote inline before it (so no key value moved)."""
+    from repro.workbench import Workbench
+
+    wb = Workbench("smoke", artifacts_dir=tmp_path)
+    p = wb.profile
+    assert wb.data_key() == {"model": p.model, "max_length": p.max_length, "data": wb.data_tag}
+    assert wb.data_key(max_length=False) == {"model": p.model, "data": wb.data_tag}  # P2 arithmetic sweeps
+    assert wb.data_key(model=False, max_length=False) == {"data": wb.data_tag}  # P1 joint graft

@@ -25,8 +25,13 @@ from collections import Counter
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from typing import Any, Callable, Iterator, Mapping, Sequence
+import warnings
+from unittest import mock
 
-from repro.data import hub_nlp, hub_vision
+import torch
+
+from repro.core import grafting as G
+from repro.data import SOURCES, Example, hub_nlp, hub_vision, load_task
 from repro.data.shapes import DATASET_SHAPES
 from repro.jobs import DataUse, JobSpec, check_deps, dedupe, format_table
 from repro.p1.appendix import jobs as p1_appendix
@@ -38,7 +43,7 @@ from repro.p2.disentanglement import jobs as disentanglement_jobs
 from repro.p2.sensitivity import jobs as sensitivity_jobs
 from repro.p2.structure_cost import jobs as structure_cost_jobs
 from repro.p2.task_arithmetic import jobs as task_arithmetic_jobs
-from repro.profiles import PROFILES, Profile, get_profile
+from repro.profiles import PROFILES, GraftRecipe, Profile, get_profile
 
 #: every notebook chapter and the function declaring its jobs, in the order that owns shared jobs
 CHAPTERS: dict[str, Callable[..., list[JobSpec]]] = {
@@ -112,16 +117,12 @@ def per_class(counts: Any) -> list[int]:
 
 def _pool(counts: Sequence[int], tag: str) -> list:
     """A split of the given per-class counts: one shared example object per class (only labels are read)."""
-    from repro.data import Example
-
     return [ex for c, n in enumerate(counts) for ex in [Example(tag, c)] * n]
 
 
 @contextmanager
 def _shapes_source(shapes: Shapes) -> Iterator[str]:
     """A data source (:data:`repro.data.SOURCES`) serving pools of ``shapes``' train / test counts, while open."""
-    from repro.data import SOURCES
-
     def source(task: str, k: int, n_test: int, profile: Profile) -> tuple[list, list, str]:
         sp = shapes[task]
         return _pool(per_class(sp["train"]), TRAIN_TAG), _pool(per_class(sp.get("test", [])), TEST_TAG), _SOURCE
@@ -135,9 +136,6 @@ def _shapes_source(shapes: Shapes) -> Iterator[str]:
 
 def kshot_counts(task: str, k: int, profile: Profile, shapes: Shapes) -> tuple[list, list]:
     """(train, dev) of :func:`repro.data.load_task` for ``task`` at ``k`` on a pool of ``shapes``' counts."""
-    import warnings
-
-    from repro.data import load_task
 
     with _shapes_source(shapes) as name, warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -147,8 +145,6 @@ def kshot_counts(task: str, k: int, profile: Profile, shapes: Shapes) -> tuple[l
 
 def _retag(split: Sequence, tag: str) -> list:
     """``split`` in its order with one ``tag``-ged example object per class (tells train from dev examples)."""
-    from repro.data import Example
-
     ones: dict[int, Any] = {}
     return [ones.setdefault(e.label, Example(tag, e.label)) for e in split]
 
@@ -157,12 +153,7 @@ def selection_labels(train: Sequence, dev: Sequence, select: int, max_dev: int |
     """The labels of the training examples :func:`repro.core.grafting.learn_graft` (``joint``:
     :func:`~repro.core.grafting.learn_joint_graft`) scores to pick the best graft, observed by running it for one
     step with the model arithmetic stubbed; a string says why it could not be observed."""
-    from unittest import mock
 
-    import torch
-
-    from repro.core import grafting as G
-    from repro.profiles import GraftRecipe
 
     seen: list[int] = []
 

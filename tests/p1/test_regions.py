@@ -24,14 +24,14 @@ RECIPE = FinetuneRecipe(optimizer="sgd", lr=5e-2, batch_size=4, steps=12, eval_e
 @pytest.fixture
 def wb(tmp_path, monkeypatch, sent_examples):
     """A smoke Workbench whose only task is the fixture sentiment task (no dependence on the data module)."""
-    import repro.data
+    import repro.workbench
     from repro.workbench import Workbench
 
     def fake_load_task(name, profile, seed=13, k=None, data_dir=None):
         return TaskData(SENTIMENT, train=list(sent_examples), dev=list(sent_examples[::2]),
                         test=list(sent_examples))
 
-    monkeypatch.setattr(repro.data, "load_task", fake_load_task, raising=False)
+    monkeypatch.setattr(repro.workbench, "load_task", fake_load_task)  # the name Workbench.task calls
     prof = get_profile("smoke").with_(p1_finetune=RECIPE, graft_steps=2)
     return Workbench(prof, artifacts_dir=tmp_path)
 

@@ -22,12 +22,15 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import torch
+import pandas as pd
 
 from repro.artifacts import tensor_digest
-from repro.data import Example
+from repro.data import fixed_subset
 from repro.core.grafting import learn_joint_graft
 from repro.core.masks import Mask
 from repro.core.metrics import accuracy
+from repro.report.display import plotting
+from repro.workbench import MASK
 
 if TYPE_CHECKING:  # pragma: no cover
     from repro.workbench import Workbench
@@ -60,15 +63,6 @@ def union_regions(regions: Mapping[str, Mask], groups: Mapping[str, Sequence[str
             raise KeyError(f"group {g!r}: no region for {missing}; regions exist for {sorted(regions)}")
         out[g] = Mask.union(regions[t] for t in members)
     return out
-
-
-def subsample(examples: Sequence[Example], limit: int | None, seed: int = 0) -> list[Example]:
-    """A fixed label-balanced subset of at most ``limit`` examples; all of them when ``limit`` is falsy."""
-    from repro.data import balanced_sample
-
-    if not limit or len(examples) <= limit:
-        return list(examples)
-    return balanced_sample(examples, limit, seed=seed)
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -109,7 +103,7 @@ def mt_reference(wb: "Workbench", tasks: Sequence[str], vector: Mapping[str, tor
 
 
 def _acc(wb: "Workbench", task: str, overrides, split: str, limit: int | None) -> float:
-    ex = subsample(wb.task(task).split(split), limit)
+    ex = fixed_subset(wb.task(task).split(split), limit)
     pred = wb.predict(task, examples=ex, overrides=overrides)
     return accuracy(pred.preds, pred.labels)
 
@@ -121,8 +115,6 @@ def tune_union(wb: "Workbench", tasks: Sequence[str], vector: Mapping[str, torch
                max_examples: int | None = None) -> tuple[Mask, dict]:
     """Cached :func:`repro.core.grafting.learn_joint_graft` of ``union`` on ``tasks``' k-shot data with the profile's graft settings
     (``lr`` / ``max_examples`` per task override the profile's)."""
-    from repro.workbench import MASK
-
     p = wb.profile
     seed = wb.seed if seed is None else seed
     recipe = replace(p.graft, steps=steps, lr=p.graft.lr if lr is None else float(lr),
@@ -133,7 +125,7 @@ def tune_union(wb: "Workbench", tasks: Sequence[str], vector: Mapping[str, torch
     config = {"kind": "joint-graft", "tasks": list(tasks), "k": p.k_shot, "seed": seed,
               "base": f"mask:{union.count()}:{union.digest()}", "lr": recipe.lr, "steps": recipe.steps,
               "bs": recipe.batch_size, "max_examples": recipe.max_examples, "b": recipe.sigmoid_bias,
-              "vector": tensor_digest(delta), "data": wb.data_tag, "tag": tag,
+              "vector": tensor_digest(delta), **wb.data_key(model=False, max_length=False), "tag": tag,
               **({"max_dev": recipe.max_dev} if recipe.max_dev is not None else {})}
 
     def compute() -> tuple[Mask, dict]:
@@ -208,8 +200,7 @@ def group_summary(rows: Sequence[Mapping], groups: Mapping[str, Sequence[str]]) 
 def plot_heatmap(ax: Any, rows: Sequence[Mapping], value: str, title: str, index: str = "row", columns: str = "col",
                  fmt: str = ".2f", order: Sequence[str] = (), **kw: Any) -> None:
     """One Fig. 8 panel: ``value`` of ``rows`` as an annotated heatmap, tasks in ``order`` (groups after them)."""
-    import pandas as pd
-    import seaborn as sns
+    _, sns = plotting()
 
     df = pd.DataFrame(rows).pivot(index=index, columns=columns, values=value)
     order_c = [t for t in order if t in df.columns]

@@ -32,6 +32,7 @@ from repro.core.masks import Mask
 from repro.core.metrics import agreement
 from repro.jobs import JobSpec, finetune_job, graft_job
 from repro.models.base import layer_index
+from repro.workbench import MASK
 
 if TYPE_CHECKING:  # pragma: no cover
     from repro.profiles import FinetuneRecipe, Profile
@@ -123,9 +124,8 @@ def fish_regions(wb: "Workbench", task: str, densities: Sequence[float], *, k: i
     seed = wb.seed if seed is None else seed
     p = wb.profile
     data = wb.task(task, k=k, seed=seed)
-    base = {"what": "fish", "task": task, "k": k or p.k_shot, "seed": seed, "model": p.model,
-            "max_length": p.max_length, "data": wb.data_tag, "target": "logprob", "labels": "true"}
-    from repro.workbench import MASK
+    base = {"what": "fish", "task": task, "k": k or p.k_shot, "seed": seed, **wb.data_key(),
+            "target": "logprob", "labels": "true"}
 
     out: dict[float, Mask] = {}
     fresh: dict[float, Mask] = {}  # one Fisher, computed for every density on the first one not stored
@@ -170,8 +170,8 @@ def ft_and_graft(wb: "Workbench", task: str, *, k: int | None = None, seed: int 
     graft.update(size_fields(mask, total))
     ft.update({"count": total, "density": 1.0, "sparsity_pct": 100.0})
     graft["base_count"] = meta.get("base_count")
-    correct = {"ft": (ft_pred.preds == ft_pred.labels).to(torch.uint8).cpu().numpy(),
-               "graft": (graft_pred.preds == graft_pred.labels).to(torch.uint8).cpu().numpy(),
+    correct = {"ft": ft_pred.correct(),
+               "graft": graft_pred.correct(),
                "agree": (graft_pred.preds == ft_pred.preds).to(torch.uint8).cpu().numpy()}
     return {"tau": tau, "mask": mask, "meta": meta, "ft": ft, "graft": graft, "correct": correct}
 
@@ -187,7 +187,7 @@ def retrained_region(wb: "Workbench", task: str, trainable: Mask | str, *, k: in
     else:
         tau = wb.finetune(task, recipe, k=k, seed=seed, trainable=trainable)
     scores, pred = evaluate_overrides(wb, task, wb.overrides(tau), examples=examples)
-    scores["correct"] = (pred.preds == pred.labels).to(torch.uint8).cpu().numpy()  # per example, for bootstraps
+    scores["correct"] = pred.correct()  # per example, for bootstraps
     total = graftable_total(wb)
     if isinstance(trainable, Mask):
         count = trainable.count()
@@ -237,7 +237,7 @@ def sparsity_curve(wb: "Workbench", task: str, vector: Mapping[str, torch.Tensor
                              "target_sparsity": s, "random_seed": seed, "base_count": base.count(),
                              **size_fields(mask, total), "value": scores["value"], "acc": scores["acc"],
                              "ece": scores["ece"],
-                             "correct": (pred.preds == pred.labels).to(torch.uint8).cpu().numpy()})
+                             "correct": pred.correct()})
     return rows
 
 
@@ -267,7 +267,7 @@ def lottery_curve(wb: "Workbench", task: str, vector: Mapping[str, torch.Tensor]
             r, pred = evaluate_overrides(wb, task, ov, examples=examples)
             rows.append({"task": task, "method": method, "target_density": d, **size_fields(region, total),
                          "value": r["value"], "acc": r["acc"], "ece": r["ece"],
-                         "correct": (pred.preds == pred.labels).to(torch.uint8).cpu().numpy()})
+                         "correct": pred.correct()})
     return rows
 
 

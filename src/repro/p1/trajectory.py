@@ -26,6 +26,7 @@ from repro.core.grafting import learn_graft, movement_mask
 from repro.core.masks import Mask
 from repro.profiles import FinetuneRecipe, GraftRecipe
 from repro.p1.regions import evaluate_overrides, graftable_total, restrict, size_fields
+from repro.workbench import JSON
 
 if TYPE_CHECKING:  # pragma: no cover
     from repro.workbench import Workbench
@@ -86,9 +87,8 @@ def checkpoint_tracking(wb: "Workbench", task: str, sparsities: Sequence[float],
         raise ValueError(f"checkpoint {checkpoint} is not a snapshot step (multiples of every={every})")
     config = {"what": "p1-fig15", "task": task, "sparsities": list(sparsities), "checkpoint": checkpoint,
               "every": every, "recipe": asdict(recipe), "graft_steps": steps, "k": k or p.k_shot, "seed": seed,
-              "n_eval": n_eval, "model": p.model, "max_length": p.max_length, "data": wb.data_tag,
+              "n_eval": n_eval, **wb.data_key(),
               "graft": [recipe_g.lr, recipe_g.batch_size, recipe_g.max_examples, recipe_g.sigmoid_bias]}
-    from repro.workbench import JSON
 
     return wb.cached("tracking", config, lambda: (_tracking(wb, task, sparsities, checkpoint, every, recipe, recipe_g,
                                                             k, seed, n_eval, progress), {}), JSON)[0]

@@ -15,8 +15,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import torch
+import numpy as np
 
 from repro.core.masks import Mask
+from repro.core.taskvec import TaskVector
+from repro.p2.arithmetic import ArithmeticMethod, single_task, task_addition, task_negation
+from repro.p2.methods import finetune_method, p2_recipe, talos_mask
 
 if TYPE_CHECKING:  # pragma: no cover
     from repro.p2.evaluator import Evaluator
@@ -28,8 +32,6 @@ def talos_vector(wb: "Workbench", task: str, sparsity: float, seed: int | None =
 
     ``sparsity = 0`` returns the non-linear FT vector (every maskable entry trainable).
     """
-    from repro.p2.methods import finetune_method, p2_recipe, talos_mask
-
     if not 0.0 <= sparsity < 1.0:
         raise ValueError(f"sparsity must be in [0, 1), got {sparsity}")
     if sparsity == 0.0:
@@ -43,8 +45,6 @@ def grafted_vectors(wb: "Workbench", tasks: Sequence[str], sparsity: float, step
                     seed: int | None = None) -> tuple[dict[str, dict[str, torch.Tensor]], dict[str, Mask]]:
     """Beyond the paper: ``({task: γ_t ⊙ τ_t}, {task: γ_t})`` with τ_t the P2 non-linear FT vector and γ_t its P1
     graft region (γ_base = top-``sparsity`` movement of the graftable set, then P1 Eq. 2-4, cached)."""
-    from repro.p2.methods import finetune_method
-
     vectors, masks = {}, {}
     for t in tasks:
         tau = finetune_method(wb, t, "ft", seed=seed)
@@ -65,10 +65,6 @@ def arithmetic_summary(wb: "Workbench", ev: "Evaluator", vectors: Mapping[str, M
     ``"correct": {kind: {task: per-example 0/1 test correctness}}`` (kind ``single``, ``addition``, and with
     negation ``target`` / ``control``: the evaluations behind those numbers, for paired bootstraps).
     """
-    import numpy as np
-
-    from repro.p2.arithmetic import ArithmeticMethod, single_task, task_addition, task_negation
-    from repro.core.taskvec import TaskVector
 
     method = ArithmeticMethod(label or f"sparse-{sparsity}", label or f"k={sparsity}", "Sparse", "ft")
     vecs = {t: TaskVector(dict(vectors[t])) for t in ev.tasks}

@@ -12,6 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
+import nbformat
+import yaml
+
 from repro.paths import book_dir, notebooks_dir, resolve_path
 from repro.profiles import PROFILES
 
@@ -29,8 +32,6 @@ class ParameterError(ValueError):
 
 def book_notebooks() -> list[str]:
     """The notebooks of the book, in ``book/_toc.yml`` order (entries ``executed/<name>``)."""
-    import yaml
-
     toc = yaml.safe_load((book_dir() / "_toc.yml").read_text())
     names: list[str] = []
 
@@ -123,8 +124,7 @@ def notebook_title(name: str) -> str:
 # --------------------------------------------------------------------------------------------------------
 def read_notebook(path: str | Path):
     """A notebook as an nbformat node, jupytext sources converted in memory; kernel forced to ``python3``."""
-    import jupytext
-    import nbformat
+    import jupytext  # heavy (~0.4 s): only to read a notebook
 
     path = Path(path)
     nb = jupytext.read(path) if path.suffix == ".md" else nbformat.read(path, as_version=4)
@@ -160,8 +160,7 @@ def notebook_parameters(name: str | Path) -> dict[str, NotebookParam]:
     Names come from ``papermill.inspect_notebook`` and from parsing the cell (papermill skips annotations such as
     ``str | None``); types from the annotation.
     """
-    import nbformat
-    import papermill
+    import papermill  # heavy (~1 s): only to execute a notebook
 
     nb = read_notebook(notebook_path(name))
     source = _parameters_cell(nb)
@@ -422,8 +421,6 @@ def _yaml11_floats(v: Any) -> Any:
 def parse_cli_value(text: str) -> Any:
     """A ``-p key value`` value as YAML (``13`` → int, ``0.5`` and ``1e7`` → float, ``true``, ``null``,
     ``[1e-3, 1e-2]``), else the string itself."""
-    import yaml
-
     try:
         return _yaml11_floats(yaml.safe_load(text))
     except yaml.YAMLError:

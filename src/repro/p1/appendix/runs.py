@@ -6,9 +6,10 @@ Figs. 9-10 placement of the graft regions and the Fig. 15 plot, each on the chap
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
+import warnings
+from dataclasses import replace
 
 import pandas as pd
-import torch
 
 from repro.core.masks import Mask, placement_rows
 from repro.p1.appendix.plan import AppendixPlan
@@ -16,10 +17,12 @@ from repro.p1.calibration import per_example
 from repro.p1.regions import (evaluate_overrides, fish_regions, ft_and_graft, graftable_total, learned_region,
                               middle_layer_share, random_region, size_fields)
 from repro.report.comparison import attach_printed, seed_rows
+from repro.profiles import get_profile
+from repro.report.display import plotting
+from repro.workbench import Workbench
 
 if TYPE_CHECKING:  # pragma: no cover
     from repro.profiles import Profile
-    from repro.workbench import Workbench
 
 #: Table 5 merges the four sentiment tasks into one "Sentiment" row.
 PAPER_TASK = {"SST-2": "Sentiment", "MR": "Sentiment", "CR": "Sentiment", "MPQA": "Sentiment"}
@@ -35,10 +38,6 @@ def region_growth(wb: "Workbench", task: str, base: float, ks: Sequence[int], *,
         tau = wb.finetune(task, k=k, seed=seed)
         out[int(k)] = learned_region(wb, task, tau, base, steps=steps, k=k, seed=seed)[0].count()
     return out
-
-
-def _correct(pred: Any) -> Any:
-    return (pred.preds == pred.labels).to(torch.uint8).cpu().numpy()
 
 
 def fish_vs_learned(wb: "Workbench", task: str, densities: Sequence[float], *, k: int | None = None,
@@ -69,7 +68,7 @@ def fish_vs_learned(wb: "Workbench", task: str, densities: Sequence[float], *, k
             scores, pred = evaluate_overrides(wb, task, wb.overrides(tau, mask=m))
             runs.append({"task": task, "method": method, "target": d, metric: scores["value"], "ece": scores["ece"],
                          **size_fields(m, total)})
-            correct[d][method] = _correct(pred)
+            correct[d][method] = pred.correct()
     return runs, correct
 
 
@@ -151,9 +150,6 @@ def gpt2_profile(profile: "Profile") -> "Profile":
     """The profile of Table 9's runs.  Paper plan: GPT-2 small with the paper's P1 recipe, without gradient clipping
     (the official ``gpt_trainer``).  Otherwise the code path only, on the profile's device: full-size random-init
     GPT-2 for the GPU check's random-init profiles, else the random-init ``tiny-gpt2`` (numbers that mean nothing)."""
-    from dataclasses import replace
-
-    from repro.profiles import get_profile
 
     if profile.plan == "paper":
         return profile.with_(model="gpt2", p1_finetune=replace(profile.p1_finetune, grad_clip=0.0))
@@ -170,9 +166,6 @@ def table9_runs(profile: "Profile", *, data_dir: str | None = None, seed: int = 
 
     Returns the per-run rows, the results rows (with the paper's cells in the paper profile) and the grafts'
     metadata."""
-    import warnings
-
-    from repro.workbench import Workbench
 
     paper = profile.plan == "paper"
     prof = gpt2_profile(profile)
@@ -263,8 +256,7 @@ def placement_claim_inputs(regions: Mapping[tuple[str, float], Mask], by_type: p
 
 def plot_layers(place: pd.DataFrame) -> None:
     """P1 Fig. 9: share of the graft parameters per layer, for all and for the V, FFN-in and LayerNorm entries."""
-    import matplotlib.pyplot as plt
-    import seaborn as sns
+    plt, sns = plotting()
 
     panels = {"all": None, "V": ["V", "QKV"], "FFN-in": ["FFN-in"], "LayerNorm": ["LayerNorm"]}
     fig, axes = plt.subplots(1, 4, figsize=(15, 3.4), sharex=True)
@@ -282,8 +274,7 @@ def plot_layers(place: pd.DataFrame) -> None:
 def plot_modules(by_type: pd.DataFrame, eligible: pd.Series) -> list[str]:
     """P1 Fig. 10: share of each graft per sub-module type, with the type's share of the graftable set; returns the
     types shown, in the paper's order."""
-    import matplotlib.pyplot as plt
-    import seaborn as sns
+    plt, sns = plotting()
 
     order = [t for t in MODULE_ORDER if t in set(by_type.type)]
     g = sns.catplot(data=by_type, x="type", y="share_of_region", hue="task", col="target_sparsity", kind="bar",
@@ -298,8 +289,7 @@ def plot_modules(by_type: pd.DataFrame, eligible: pd.Series) -> list[str]:
 
 def plot_tracking(rows: Sequence[Mapping[str, Any]], checkpoint: int, task: str) -> None:
     """P1 Fig. 15: test accuracy along fine-tuning of θ_t and of the regions found at ``checkpoint``."""
-    import matplotlib.pyplot as plt
-    import seaborn as sns
+    plt, sns = plotting()
 
     tr = pd.DataFrame(rows)
     tr["model"] = tr.apply(lambda r: "FT" if r.model == "FT" else f"graft {100 * r.target_sparsity:g}% "

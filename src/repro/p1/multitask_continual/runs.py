@@ -14,8 +14,9 @@ import numpy as np
 import torch
 
 from repro.core.masks import Mask
+from repro.data import fixed_subset
 from repro.p1.calibration import per_example
-from repro.p1.multitask import subsample, tune_union, union_regions
+from repro.p1.multitask import tune_union, union_regions
 
 if TYPE_CHECKING:  # pragma: no cover
     from repro.workbench import Workbench
@@ -26,9 +27,9 @@ Overrides = Mapping[str, torch.Tensor] | None
 def paired_correct(wb: "Workbench", task: str, models: Mapping[str, Overrides], split: str = "test",
                    limit: int | None = None) -> dict[str, np.ndarray]:
     """Per-example 0/1 correctness of each model (name → overrides) on the same examples of ``task``'s ``split``
-    (the label-balanced subset of :func:`repro.p1.multitask.subsample` when ``limit`` is set, as the Eq. 5
+    (the label-balanced subset of :func:`repro.data.fixed_subset` when ``limit`` is set, as the Eq. 5
     accuracies use; all of them otherwise); the mean of each array is the model's accuracy (Table 4, Fig. 8)."""
-    examples = subsample(wb.task(task).split(split), limit)
+    examples = fixed_subset(wb.task(task).split(split), limit)
     return {name: per_example(wb.predict(task, split, ov, examples=examples))["correct"]
             for name, ov in models.items()}
 
@@ -57,11 +58,11 @@ def rel_correct(wb: "Workbench", tasks: Sequence[str], vector: Mapping[str, torc
                 regions: Mapping[str, Mask], on: Mapping[str, Sequence[str]], limit: int | None = None
                 ) -> dict[str, dict[str, np.ndarray]]:
     """Per-example 0/1 correctness behind P1 Eq. 5 on each task's Eq. 5 examples (the label-balanced subset of
-    :func:`repro.p1.multitask.subsample`, as :func:`repro.p1.multitask.transfer_rows` scores them): ``pre``
+    :func:`repro.data.fixed_subset`, as :func:`repro.p1.multitask.transfer_rows` scores them): ``pre``
     (θ_pre, P_0), ``MT`` (the MT model, P_1) and every region θ_pre + γ ⊙ τ_MT (P_γ) on the tasks ``on[name]``.
     Returns ``{task: {model: array}}``; the Rel values computed from it equal the driver's."""
     out: dict[str, dict[str, np.ndarray]] = {}
-    examples = {t: subsample(wb.task(t).split("test"), limit) for t in tasks}
+    examples = {t: fixed_subset(wb.task(t).split("test"), limit) for t in tasks}
 
     def score(name: str, overrides: Overrides, on_tasks: Sequence[str]) -> None:
         for t in on_tasks:
