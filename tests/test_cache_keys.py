@@ -7,6 +7,8 @@ commit and say so in its message.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 import torch
 
@@ -48,7 +50,7 @@ def keys(tmp_path_factory):
         calls = {
             "finetune": lambda: wb.finetune("SST-2"),
             "graft": lambda: wb.graft("SST-2", {n: torch.full_like(t, 1e-3) for n, t in wb.pre.items()}, 1e-2,
-                                      steps=1),
+                                      recipe=replace(wb.profile.graft, steps=1)),
             "talos_mask": lambda: talos_mask(wb, "SST-2"),
             "lora_run": lambda: lora_run(wb, "SST-2", 2, wb.profile.p1_finetune),
             "low_sensitivity_mask": lambda: low_sensitivity_mask(wb, "SST-2", 8),

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import warnings
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Callable, Generic, Mapping, Sequence, TypeVar
 
@@ -30,7 +30,7 @@ from repro.device import configure, resolve_device
 from repro.models.base import Classifier
 from repro.models.build import build_model
 from repro.paths import artifacts_dir as artifacts_dir_path, folder_digest, data_root
-from repro.profiles import FinetuneRecipe, Profile, get_profile
+from repro.profiles import FinetuneRecipe, GraftRecipe, Profile, get_profile
 from repro.data.layout import FAMILY_DIRS
 from repro.data.packaged import package_digest
 
@@ -305,16 +305,15 @@ class Workbench:
 
     # --- grafting --------------------------------------------------------------------------------------
     def graft(self, task: str, vector: Mapping[str, torch.Tensor], base: float | Mask, *, k: int | None = None,
-              steps: int | None = None, scope: str = "graftable", seed: int | None = None,
-              tag: str = "", lr: float | None = None, max_examples: int | None = None) -> tuple[Mask, dict]:
+              recipe: GraftRecipe | None = None, scope: str = "graftable", seed: int | None = None,
+              tag: str = "") -> tuple[Mask, dict]:
         """A learned graft region (cached): P1 Eq. 2-4 on ``task``'s k-shot train/dev data.
 
-        ``lr`` / ``max_examples`` override the profile's ``graft.lr`` / ``graft.max_examples`` (e.g. the
-        γ_base = ∅ regions of P1 §5, which start with every σ(S − b) ≈ 0 and need a larger step on small models).
+        ``recipe`` (None: the profile's ``graft``) is the whole graft setting, built once by the chapter's plan
+        (e.g. the γ_base = ∅ regions of P1 §5, which start with every σ(S − b) ≈ 0 and need a larger step).
         """
         p = self.profile
-        recipe = replace(p.graft, steps=steps or p.graft.steps, lr=p.graft.lr if lr is None else float(lr),
-                         max_examples=p.graft.max_examples if max_examples is None else int(max_examples))
+        recipe = p.graft if recipe is None else recipe
         seed = self.seed if seed is None else seed
         data = self.task(task, k=k, seed=seed)
         names = self.names(scope)

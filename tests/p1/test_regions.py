@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 import torch
@@ -130,12 +132,14 @@ def test_snapshots_match_workbench_finetune(wb, tau):
 
 
 def test_checkpoint_tracking_rows_and_cache(wb):
-    out = checkpoint_tracking(wb, "sent", [0.01, 0.05], checkpoint=6, every=3, graft_steps=2, progress=False)
+    out = checkpoint_tracking(wb, "sent", [0.01, 0.05], checkpoint=6, every=3,
+                              graft=replace(wb.profile.graft, steps=2), progress=False)
     steps = sorted({r["step"] for r in out["rows"]})
     assert steps == [0, 3, 6, 9, 12]
     assert len(out["rows"]) == len(steps) * 3
     assert set(out["regions"]) == {"0.01", "0.05"}
-    again = checkpoint_tracking(wb, "sent", [0.01, 0.05], checkpoint=6, every=3, graft_steps=2, progress=False)
+    again = checkpoint_tracking(wb, "sent", [0.01, 0.05], checkpoint=6, every=3,
+                              graft=replace(wb.profile.graft, steps=2), progress=False)
     assert again["rows"] == out["rows"]
     summary = tracking_summary(out["rows"], checkpoint=6)
     assert {(s["model"], s["target_sparsity"]) for s in summary} == {("FT", None), ("graft", 0.01), ("graft", 0.05)}

@@ -33,6 +33,7 @@ from repro.report.display import plotting
 from repro.workbench import MASK
 
 if TYPE_CHECKING:  # pragma: no cover
+    from repro.profiles import GraftRecipe
     from repro.workbench import Workbench
 
 
@@ -111,14 +112,12 @@ def _acc(wb: "Workbench", task: str, overrides, split: str, limit: int | None) -
 
 
 def tune_union(wb: "Workbench", tasks: Sequence[str], vector: Mapping[str, torch.Tensor], union: Mask,
-               steps: int = 10, seed: int | None = None, tag: str = "", lr: float | None = None,
-               max_examples: int | None = None) -> tuple[Mask, dict]:
-    """Cached :func:`repro.core.grafting.learn_joint_graft` of ``union`` on ``tasks``' k-shot data with the profile's graft settings
-    (``lr`` / ``max_examples`` per task override the profile's)."""
+               recipe: GraftRecipe | None = None, seed: int | None = None, tag: str = "") -> tuple[Mask, dict]:
+    """Cached :func:`repro.core.grafting.learn_joint_graft` of ``union`` on ``tasks``' k-shot data with ``recipe``
+    (None: the profile's graft recipe with the paper's 10 steps; ``max_examples`` is per task)."""
     p = wb.profile
     seed = wb.seed if seed is None else seed
-    recipe = replace(p.graft, steps=steps, lr=p.graft.lr if lr is None else float(lr),
-                     max_examples=p.graft.max_examples if max_examples is None else int(max_examples))
+    recipe = replace(p.graft, steps=10) if recipe is None else recipe
     datas = {t: wb.task(t, seed=seed) for t in tasks}
     names = wb.names("graftable")
     delta = {n: vector[n] if n in vector else torch.zeros_like(wb.pre[n]) for n in names}
@@ -142,30 +141,31 @@ def tune_union(wb: "Workbench", tasks: Sequence[str], vector: Mapping[str, torch
 # the whole Fig. 8 study, and its summaries
 # --------------------------------------------------------------------------------------------------------
 def task_regions(wb: "Workbench", tasks: Sequence[str], vector: Mapping[str, torch.Tensor], base: float = 0.0,
-                 steps: int | None = None, **graft_kw) -> tuple[dict[str, Mask], dict[str, dict]]:
+                 graft: GraftRecipe | None = None) -> tuple[dict[str, Mask], dict[str, dict]]:
     """γ_i for every task: P1 Eq. 3 on task i's data with θ_ft = the MT model and γ_base = top-``base`` movement of
-    the MT vector (0 = ∅, P1 §5.1).  Cached through :meth:`Workbench.graft`; returns (regions, metas)."""
+    the MT vector (0 = ∅, P1 §5.1), with ``graft`` (None: the profile's recipe).  Cached through
+    :meth:`Workbench.graft`; returns (regions, metas)."""
     regions, metas = {}, {}
     for t in tasks:
-        regions[t], metas[t] = wb.graft(t, vector, base=base, steps=steps, **graft_kw)
+        regions[t], metas[t] = wb.graft(t, vector, base=base, recipe=graft)
     return regions, metas
 
 
 def region_study(wb: "Workbench", tasks: Sequence[str], vector: Mapping[str, torch.Tensor],
-                 groups: Mapping[str, Sequence[str]], base: float = 0.0, steps: int | None = None,
-                 tune_steps: int = 10, split: str = "test", limit: int | None = None,
-                 graft_kw: Mapping | None = None, tune_kw: Mapping | None = None) -> dict[str, list[dict] | dict]:
+                 groups: Mapping[str, Sequence[str]], base: float = 0.0, graft: GraftRecipe | None = None,
+                 tune: GraftRecipe | None = None, split: str = "test",
+                 limit: int | None = None) -> dict[str, list[dict] | dict]:
     """P1 Fig. 8 (and 11-14 with another ``base`` / MT model): regions, (a) overlap rows, (b) single-region Rel
-    rows, (c) union Rel rows, (d) tuned-union Rel rows (``tune_steps`` = 0 skips d).  ``graft_kw`` go to
-    :meth:`Workbench.graft` (``lr``, ``max_examples``), ``tune_kw`` to :func:`tune_union`."""
-    regions, metas = task_regions(wb, tasks, vector, base, steps, **dict(graft_kw or {}))
+    rows, (c) union Rel rows, (d) tuned-union Rel rows (``tune`` None skips d).  ``graft`` is the regions' recipe
+    for :meth:`Workbench.graft` (None: the profile's), ``tune`` the joint-loss recipe of :func:`tune_union`."""
+    regions, metas = task_regions(wb, tasks, vector, base, graft)
     out: dict = {"regions": regions, "metas": metas, "overlap": overlap_rows(regions),
                  "single": transfer_rows(wb, regions, tasks, vector, split, limit, kind="single")}
     if groups:
         unions = union_regions(regions, groups)
         out["union"] = transfer_rows(wb, unions, tasks, vector, split, limit, kind="union")
-        if tune_steps:
-            tuned = {g: tune_union(wb, groups[g], vector, unions[g], steps=tune_steps, **dict(tune_kw or {}))[0]
+        if tune is not None:
+            tuned = {g: tune_union(wb, groups[g], vector, unions[g], tune)[0]
                      for g in groups}
             out["tuned"] = transfer_rows(wb, tuned, tasks, vector, split, limit, kind="tuned")
     return out

@@ -69,7 +69,7 @@ def model_labels(wb: "Workbench", task: str, vector: dict[str, torch.Tensor],
 
 
 def checkpoint_tracking(wb: "Workbench", task: str, sparsities: Sequence[float], checkpoint: int, *,
-                        every: int = 50, recipe: FinetuneRecipe | None = None, graft_steps: int | None = None,
+                        every: int = 50, recipe: FinetuneRecipe | None = None, graft: GraftRecipe | None = None,
                         k: int | None = None, seed: int | None = None, n_eval: int | None = None,
                         progress: bool = True) -> dict:
     """P1 Fig. 15: regions learned at step ``checkpoint`` (one per sparsity), applied along the FT trajectory.
@@ -81,12 +81,11 @@ def checkpoint_tracking(wb: "Workbench", task: str, sparsities: Sequence[float],
     p = wb.profile
     recipe = wb.p1_recipe(task, recipe, k=k)  # steps = 0: the profile's P1 step budget
     seed = wb.seed if seed is None else seed
-    steps = graft_steps or p.graft.steps
-    recipe_g = replace(p.graft, steps=steps)
+    recipe_g = p.graft if graft is None else graft
     if checkpoint % every and checkpoint != recipe.steps:
         raise ValueError(f"checkpoint {checkpoint} is not a snapshot step (multiples of every={every})")
     config = {"what": "p1-fig15", "task": task, "sparsities": list(sparsities), "checkpoint": checkpoint,
-              "every": every, "recipe": asdict(recipe), "graft_steps": steps, "k": k or p.k_shot, "seed": seed,
+              "every": every, "recipe": asdict(recipe), "graft_steps": recipe_g.steps, "k": k or p.k_shot, "seed": seed,
               "n_eval": n_eval, **wb.data_key(),
               "graft": [recipe_g.lr, recipe_g.batch_size, recipe_g.max_examples, recipe_g.sigmoid_bias]}
 

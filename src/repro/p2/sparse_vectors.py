@@ -24,6 +24,7 @@ from repro.p2.methods import finetune_method, p2_recipe, talos_mask
 
 if TYPE_CHECKING:  # pragma: no cover
     from repro.p2.evaluator import Evaluator
+    from repro.profiles import GraftRecipe
     from repro.workbench import Workbench
 
 
@@ -41,14 +42,15 @@ def talos_vector(wb: "Workbench", task: str, sparsity: float, seed: int | None =
     return wb.finetune(task, p2_recipe(wb.profile, "talos"), trainable=mask, seed=seed, tag="p2-talos")
 
 
-def grafted_vectors(wb: "Workbench", tasks: Sequence[str], sparsity: float, steps: int | None = None,
+def grafted_vectors(wb: "Workbench", tasks: Sequence[str], sparsity: float, graft: GraftRecipe | None = None,
                     seed: int | None = None) -> tuple[dict[str, dict[str, torch.Tensor]], dict[str, Mask]]:
     """Beyond the paper: ``({task: γ_t ⊙ τ_t}, {task: γ_t})`` with τ_t the P2 non-linear FT vector and γ_t its P1
-    graft region (γ_base = top-``sparsity`` movement of the graftable set, then P1 Eq. 2-4, cached)."""
+    graft region (γ_base = top-``sparsity`` movement of the graftable set, then P1 Eq. 2-4 with ``graft``, None: the
+    profile's recipe; cached)."""
     vectors, masks = {}, {}
     for t in tasks:
         tau = finetune_method(wb, t, "ft", seed=seed)
-        mask, _ = wb.graft(t, tau, base=sparsity, steps=steps, seed=seed)  # the P1 graft on the graftable set
+        mask, _ = wb.graft(t, tau, base=sparsity, recipe=graft, seed=seed)  # the P1 graft on the graftable set
         masks[t] = mask
         vectors[t] = {n: tau[n] * mask.tensors[n].to(tau[n].dtype) if n in mask.shapes else torch.zeros_like(tau[n])
                       for n in tau}

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from repro.plans import ChapterPlan
-from repro.profiles import Profile
+from repro.profiles import GraftRecipe, Profile
 
 
 @dataclass(frozen=True)
@@ -33,6 +33,14 @@ class AppendixPlan(ChapterPlan):
     track_sparsities: tuple[float, ...] = (1e-3,)     #: Fig. 15 region sizes
     n_eval: int = 0                                   #: test examples per Fig. 15 point (0: all)
     n_seeds: int = 1                                  #: seeds of Table 9's GPT-2 runs (paper: 5)
+
+    def sweep_graft(self, profile: Profile) -> GraftRecipe:
+        """The graft recipe of the Table 8 / Figs. 9-10 / Fig. 15 learned regions: the profile's with ``sweep_steps``."""
+        return profile.graft.updated(steps=self.sweep_steps)
+
+    def large_graft(self, profile: Profile) -> GraftRecipe:
+        """The graft recipe of Table 5: the profile's with ``large_steps``."""
+        return profile.graft.updated(steps=self.large_steps)
 
     def splits(self, profile: Profile) -> list[tuple[str, int]]:
         """Every (task, k) whose k-shot split the chapter trains on (checked by :func:`repro.data.check_splits`

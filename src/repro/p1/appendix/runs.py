@@ -17,7 +17,7 @@ from repro.p1.calibration import per_example
 from repro.p1.regions import (evaluate_overrides, fish_regions, ft_and_graft, graftable_total, learned_region,
                               middle_layer_share, random_region, size_fields)
 from repro.report.comparison import attach_printed, seed_rows
-from repro.profiles import get_profile
+from repro.profiles import GraftRecipe, get_profile
 from repro.report.display import plotting
 from repro.workbench import Workbench
 
@@ -30,18 +30,18 @@ PAPER_TASK = {"SST-2": "Sentiment", "MR": "Sentiment", "CR": "Sentiment", "MPQA"
 MODULE_ORDER = ("Q", "K", "V", "QKV", "O", "FFN-in", "FFN-out", "LayerNorm", "other")
 
 
-def region_growth(wb: "Workbench", task: str, base: float, ks: Sequence[int], *, steps: int | None = None,
+def region_growth(wb: "Workbench", task: str, base: float, ks: Sequence[int], *, graft: GraftRecipe | None = None,
                   seed: int | None = None) -> dict[int, int]:
     """P1 Table 5 size: actual learned-region size (entries) on γ_base = top-``base`` at each k-shot data size."""
     out = {}
     for k in ks:
         tau = wb.finetune(task, k=k, seed=seed)
-        out[int(k)] = learned_region(wb, task, tau, base, steps=steps, k=k, seed=seed)[0].count()
+        out[int(k)] = learned_region(wb, task, tau, base, graft=graft, k=k, seed=seed)[0].count()
     return out
 
 
 def fish_vs_learned(wb: "Workbench", task: str, densities: Sequence[float], *, k: int | None = None,
-                    steps: int | None = None, seed: int | None = None) -> tuple[list[dict], dict]:
+                    graft: GraftRecipe | None = None, seed: int | None = None) -> tuple[list[dict], dict]:
     """P1 Table 8 at equal size: for each target density, the learned graft region, the FISH mask with the learned
     region's *actual* entry count, and a random region of that count, scored on the same test examples.
 
@@ -50,7 +50,7 @@ def fish_vs_learned(wb: "Workbench", task: str, densities: Sequence[float], *, k
     paired bootstraps)."""
     total = graftable_total(wb)
     tau = wb.finetune(task, k=k, seed=seed)
-    found = {d: learned_region(wb, task, tau, d, steps=steps, k=k, seed=seed) for d in densities}
+    found = {d: learned_region(wb, task, tau, d, graft=graft, k=k, seed=seed) for d in densities}
     learned, metas = {d: m for d, (m, _) in found.items()}, {d: meta for d, (_, meta) in found.items()}
     # the FISH density that selects exactly the learned count (Mask.top_fraction takes int(fraction · total))
     matched = {d: (m.count() + 0.5) / total for d, m in learned.items()}
@@ -84,7 +84,7 @@ def table5_runs(wb: "Workbench", plan: AppendixPlan, seed: int) -> tuple[list[di
     metas: list[dict] = []
     for task in plan.large_tasks:
         for s in plan.large_sparsities:
-            out = ft_and_graft(wb, task, k=plan.large_k, seed=seed, base=s, steps=plan.large_steps)
+            out = ft_and_graft(wb, task, k=plan.large_k, seed=seed, base=s, graft=plan.large_graft(wb.profile))
             if s == plan.large_sparsities[0]:
                 runs.append({"task": task, "method": "FT", "target": None, **out["ft"]})
                 smallest[task] = out
@@ -119,7 +119,8 @@ def table8_runs(wb: "Workbench", plan: AppendixPlan, seed: int) -> tuple[list[di
     runs: list[dict] = []
     correct: dict[str, dict] = {}
     for task in plan.fish_tasks:
-        rows, correct[task] = fish_vs_learned(wb, task, plan.fish_densities, k=plan.fish_k, steps=plan.sweep_steps,
+        rows, correct[task] = fish_vs_learned(wb, task, plan.fish_densities, k=plan.fish_k,
+                                              graft=plan.sweep_graft(wb.profile),
                                               seed=seed)
         runs += rows
     return runs, correct
@@ -219,7 +220,8 @@ def placement_regions(wb: "Workbench", plan: AppendixPlan, base: float, seed: in
         regions[(task, base)], meta = wb.graft(task, tau, base=base, seed=seed)
         metas.append(meta)
         for s in plan.placement_sparsities:
-            regions[(task, s)], meta = learned_region(wb, task, tau, s, steps=plan.sweep_steps, seed=seed)
+            regions[(task, s)], meta = learned_region(wb, task, tau, s, graft=plan.sweep_graft(wb.profile),
+                                                           seed=seed)
             metas.append(meta)
     return regions, metas
 

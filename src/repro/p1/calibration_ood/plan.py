@@ -11,7 +11,7 @@ from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from repro.plans import ChapterPlan
-from repro.profiles import FinetuneRecipe, Profile
+from repro.profiles import FinetuneRecipe, GraftRecipe, Profile
 
 
 @dataclass(frozen=True)
@@ -31,6 +31,10 @@ class CalibrationPlan(ChapterPlan):
     base: float = 1e-3                                 #: γ_base of "the" graft
     peft_recipe: tuple[tuple[str, Any], ...] = (       #: fields of profile.p1_finetune replaced for LoRA/adapters
         ("optimizer", "adamw"), ("lr", 1e-3), ("weight_decay", 0.0), ("schedule", "linear"))
+
+    def sweep_graft(self, profile: Profile) -> GraftRecipe:
+        """The graft recipe of the sweep's other sizes: the profile's with ``sweep_steps``."""
+        return profile.graft.updated(steps=self.sweep_steps)
 
 
     def shown(self) -> dict[str, Any]:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from repro.plans import ChapterPlan
-from repro.profiles import FinetuneRecipe, Profile, get_profile
+from repro.profiles import FinetuneRecipe, GraftRecipe, Profile, get_profile
 
 
 @dataclass(frozen=True)
@@ -29,6 +29,14 @@ class LocalizationPlan(ChapterPlan):
     sweep_steps: int | None = None            #: graft steps of the sweep points (None: profile.graft_steps)
     lottery_densities: tuple[float, ...] = (0.1, 0.5, 0.9)  #: Fig. 4b region densities
     n_eval: int = 0                           #: test examples per figure point (0: the whole test split)
+
+    def sweep_graft(self, profile: Profile) -> GraftRecipe:
+        """The graft recipe of the Fig. 2-5 sweep points: the profile's with ``sweep_steps``."""
+        return profile.graft.updated(steps=self.sweep_steps)
+
+    def large_graft(self, profile: Profile) -> GraftRecipe:
+        """The graft recipe of the Table 2 grafts at k_shot_large: the profile's with ``large_steps``."""
+        return profile.graft.updated(steps=self.large_steps)
 
     def splits(self, profile: Profile) -> list[tuple[str, int]]:
         """Every (task, k) whose k-shot split the chapter trains on (checked by :func:`repro.data.check_splits`
@@ -60,10 +68,12 @@ def localization_plan(profile: Profile, **overrides: Any) -> LocalizationPlan:
 
 def graft_profile(name: str, device: str | None = None, *, graft_lr: float | None = None,
                   graft_steps: int | None = None, precision: str | None = None) -> Profile:
-    """The named profile on ``device`` (at ``precision``) with the notebook's ``graft_lr`` / ``graft_steps`` where
-    not None (the P1 chapters' graft parameters); an unknown name fails, naming the valid ones."""
-    given = {k: v for k, v in {"graft_lr": graft_lr, "graft_steps": graft_steps}.items() if v is not None}
-    return get_profile(name, **given).with_device(device, precision)
+    """The named profile on ``device`` (at ``precision``) whose one :class:`GraftRecipe` takes the notebook's
+    ``graft_lr`` / ``graft_steps`` where not None (the P1 chapters' graft parameters, built into the recipe here
+    once); an unknown name fails, naming the valid ones."""
+    profile = get_profile(name)
+    given = {k: v for k, v in {"lr": graft_lr, "steps": graft_steps}.items() if v is not None}
+    return profile.with_(graft=replace(profile.graft, **given)).with_device(device, precision)
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,7 @@ if TYPE_CHECKING:  # pragma: no cover
 @dataclass
 class LocalizationSweeps:
     """Fig. 2-5 sweeps of ``wb`` under ``plan``: the first point is γ_base = top-``base`` with the profile's graft
-    steps (the Table 2 graft), the others ``plan.sweep_steps``; every point is scored on :meth:`subset`."""
+    recipe (the Table 2 graft), the others ``plan.sweep_graft``; every point is scored on :meth:`subset`."""
 
     wb: "Workbench"
     plan: LocalizationPlan
@@ -54,7 +54,8 @@ class LocalizationSweeps:
         kw: dict[str, Any] = dict(scope=scope, k=self.plan.variant_k, examples=self.subset(task), label=label)
         rows = sparsity_curve(wb, task, tau, [self.base], regions, **kw) if scope == "graftable" else []
         rest = [s for s in sparsities if s != self.base]
-        return rows + sparsity_curve(wb, task, tau, rest, regions, steps=self.plan.sweep_steps, **kw)
+        return rows + sparsity_curve(wb, task, tau, rest, regions, graft=self.plan.sweep_graft(wb.profile),
+                                     **kw)
 
     def scored(self, wb: "Workbench", task: str, overrides: Mapping[str, torch.Tensor] | None) -> dict:
         """A model given as overrides scored on :meth:`subset` (fractions), with its per-example 0/1 ``correct``."""
@@ -117,8 +118,8 @@ def table2_runs(wb: "Workbench", plan: LocalizationPlan, seeds: Sequence[int], b
     for k, task_list in ((profile.k_shot, plan.tasks), (profile.k_shot_large, plan.large_tasks)):
         for task in task_list:
             for s in seeds:
-                steps = plan.large_steps if k == profile.k_shot_large else None
-                out = ft_and_graft(wb, task, k=k, seed=s, base=base, steps=steps)
+                graft = plan.large_graft(profile) if k == profile.k_shot_large else None
+                out = ft_and_graft(wb, task, k=k, seed=s, base=base, graft=graft)
                 outs[(task, k, s)] = out
                 metric = wb.model.specs[task].metric
                 for method, r in (("FT", out["ft"]), ("Graft", out["graft"])):

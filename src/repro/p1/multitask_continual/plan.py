@@ -12,7 +12,7 @@ from typing import Any
 
 from repro.data import get_spec
 from repro.plans import ChapterPlan
-from repro.profiles import FinetuneRecipe, Profile
+from repro.profiles import FinetuneRecipe, GraftRecipe, Profile
 
 SIMILAR = (("SST-2", "CR"), ("MNLI", "SNLI"))  #: the task pairs the paper calls similar (Fig. 8a)
 
@@ -37,6 +37,23 @@ class MultitaskPlan(ChapterPlan):
     continual_steps: int | None = 10        #: SGD steps of each continual stage after the first (None: the recipe's)
     continual_graft_steps: int | None = None  #: graft steps of the single-task regions (None: the profile's)
     groups: tuple[tuple[str, tuple[str, ...]], ...] = (("sentiment", ("SST-2", "CR")),)  #: Fig. 8c-d task groups
+
+    def region_graft(self, profile: Profile, base: float) -> GraftRecipe:
+        """The graft recipe of the per-task regions on γ_base = top-``base``: the profile's with ``mt_graft_steps``
+        and ``mt_graft_examples``, and ``mt_graft_lr`` for an empty γ_base (every σ(S − b) ≈ 0 needs a larger step)."""
+        return profile.graft.updated(steps=self.mt_graft_steps, lr=self.mt_graft_lr if base == 0.0 else None,
+                                     max_examples=self.mt_graft_examples)
+
+    def tune_graft(self, profile: Profile) -> GraftRecipe:
+        """The graft recipe of Fig. 8d's joint-loss steps: the profile's with ``tune_steps`` and half of
+        ``mt_graft_examples`` per task."""
+        half = self.mt_graft_examples and self.mt_graft_examples // 2
+        return profile.graft.updated(steps=self.tune_steps, max_examples=half)
+
+    def continual_graft(self, profile: Profile) -> GraftRecipe:
+        """The graft recipe of the single-task regions of grafting-continual: the profile's with
+        ``continual_graft_steps``."""
+        return profile.graft.updated(steps=self.continual_graft_steps)
 
     def group_map(self) -> dict[str, list[str]]:
         """The groups whose tasks are all among ``mt_tasks``."""

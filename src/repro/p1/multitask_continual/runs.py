@@ -19,6 +19,7 @@ from repro.p1.calibration import per_example
 from repro.p1.multitask import tune_union, union_regions
 
 if TYPE_CHECKING:  # pragma: no cover
+    from repro.profiles import GraftRecipe
     from repro.workbench import Workbench
 
 Overrides = Mapping[str, torch.Tensor] | None
@@ -35,21 +36,22 @@ def paired_correct(wb: "Workbench", task: str, models: Mapping[str, Overrides], 
 
 
 def fig8_regions(wb: "Workbench", regions: Mapping[str, Mask], groups: Mapping[str, Sequence[str]],
-                 vector: Mapping[str, torch.Tensor], tune_steps: int = 0, tune_kw: Mapping | None = None
+                 vector: Mapping[str, torch.Tensor], tune: GraftRecipe | None = None
                  ) -> tuple[dict[str, Mask], dict[str, list[str]]]:
     """The regions behind P1 Fig. 8b-d by Rel key — ``single:<task>``, ``union:<group>``, ``tuned:<group>`` — and
     the tasks each is scored on (single: every task; union / tuned: the group's own tasks, what the claims use).
 
     The unions are recomputed (set operations) and the tuned unions come from :func:`repro.p1.multitask.tune_union`
-    with the arguments :func:`repro.p1.multitask.region_study` used, i.e. from its cache: nothing is trained."""
+    with the recipe ``tune`` :func:`repro.p1.multitask.region_study` used (None: no tuned unions), i.e. from its
+    cache: nothing is trained."""
     tasks = list(regions)
     masks = {f"single:{t}": m for t, m in regions.items()}
     on = {f"single:{t}": tasks for t in regions}
     unions = union_regions(regions, groups) if groups else {}
     for g, u in unions.items():
         masks[f"union:{g}"], on[f"union:{g}"] = u, list(groups[g])
-        if tune_steps:
-            masks[f"tuned:{g}"] = tune_union(wb, groups[g], vector, u, steps=tune_steps, **dict(tune_kw or {}))[0]
+        if tune is not None:
+            masks[f"tuned:{g}"] = tune_union(wb, groups[g], vector, u, tune)[0]
             on[f"tuned:{g}"] = list(groups[g])
     return masks, on
 

@@ -13,7 +13,7 @@ from typing import Any, Sequence
 
 from repro.p2.zoo import zoo_tasks
 from repro.plans import ChapterPlan
-from repro.profiles import Profile
+from repro.profiles import GraftRecipe, Profile
 
 
 @dataclass(frozen=True)
@@ -26,6 +26,10 @@ class AppendixPlan(ChapterPlan):
     graft_sparsity: float = 0.0                #: P1 graft region size, fraction of the graftable set (default: the profile's largest)
     graft_steps: int = 2                       #: P1 graft optimization steps (P1 uses 100)
     alpha_stride: int = 1                      #: every n-th α of the task-arithmetic protocol's grid
+
+    def graft_recipe(self, profile: Profile) -> GraftRecipe:
+        """The P1 graft recipe of the grafted sparse task vectors: the profile's with ``graft_steps``."""
+        return profile.graft.updated(steps=self.graft_steps)
 
     def _checked(self, clean: dict[str, Any]) -> dict[str, Any]:
         """Empty values keep the plan's; TaLoS sparsities must lie in [0, 1)."""
