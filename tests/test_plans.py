@@ -73,3 +73,19 @@ def test_a_chapter_plan_builds_one_graft_recipe_from_its_scalars():
     assert plan.tune_graft(prof).max_examples == 32 and plan.tune_graft(prof).steps == plan.tune_steps
     assert plan.continual_graft(prof) == prof.graft  # None: the profile's
     assert prof.graft.updated() == prof.graft and prof.graft.updated(steps=0) == prof.graft
+
+
+def test_the_runner_reads_the_plans_ranges_from_their_json():
+    """The runner's fail-fast check (before any kernel) takes a plan field's range from repro/plan_ranges.json,
+    written from the fields' metadata; the file must be in step with the plans."""
+    from repro.inventory import plan_ranges
+    from repro.plans import read_ranges
+    from repro.runner.notebooks import ParameterError, parameter_rule, validate_params
+
+    assert read_ranges() == plan_ranges(), ("src/repro/plan_ranges.json is stale: run "
+                                            "`python -c 'from repro.inventory import write_plan_ranges as w; w()'`")
+    rule = parameter_rule("p1_appendix", "track_every")  # the plan's [1, inf), not the name pattern's [0, inf)
+    assert (rule.low, rule.high, rule.item) == (1, None, "int") and rule.meaning == "a count"
+    with pytest.raises(ParameterError, match=r"'track_every' is 0, outside \[1, inf\)"):
+        validate_params("p1_appendix", "smoke", {"track_every": 0})
+    assert parameter_rule("p1_appendix", "graft_lr").low_open  # not a plan field: the name pattern's range

@@ -19,6 +19,7 @@ as ``repro bench`` runs :mod:`repro.bench`, since the runner imports neither.
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import sys
 from collections import Counter
@@ -34,6 +35,7 @@ from repro.core import grafting as G
 from repro.data import SOURCES, Example, hub_nlp, hub_vision, load_task
 from repro.data.shapes import DATASET_SHAPES
 from repro.jobs import DataUse, JobSpec, check_deps, dedupe, format_table
+from repro.plans import RANGES_FILE, range_spec
 from repro.p1.appendix import jobs as p1_appendix
 from repro.p1.calibration_ood import jobs as calibration_ood_jobs
 from repro.p1.localization import jobs as localization_jobs
@@ -59,6 +61,25 @@ CHAPTERS: dict[str, Callable[..., list[JobSpec]]] = {
     "performance": lambda profile, **kw: [],  # measurements of repro.bench, no cached artifact
 }
 NOTEBOOKS: tuple[str, ...] = tuple(CHAPTERS)
+
+
+def plan_ranges() -> dict[str, dict[str, dict[str, Any]]]:
+    """``{notebook: {field: range}}``: the ranges on every chapter plan's fields (:func:`repro.plans.range_spec`),
+    what the runner checks a notebook parameter of the same name against before any kernel starts."""
+    out = {}
+    for nb in NOTEBOOKS:
+        if nb[:3] in ("p1_", "p2_"):
+            plans = importlib.import_module(f"repro.{nb[:2]}.{nb[3:]}.plan").PLANS
+            out[nb] = range_spec(type(next(iter(plans.values()))))
+    return out
+
+
+def write_plan_ranges() -> None:
+    """Write :func:`plan_ranges` to :data:`repro.plans.RANGES_FILE` (after a plan's ranges change)."""
+    blocks = [f" {json.dumps(nb)}: {{\n" + ",\n".join(f"  {json.dumps(f)}: {json.dumps(r, sort_keys=True)}"
+                                                   for f, r in sorted(fields.items())) + "\n }"
+              for nb, fields in sorted(plan_ranges().items())]
+    RANGES_FILE.write_text("{\n" + ",\n".join(blocks) + "\n}\n")
 
 #: task → split → per-class counts (a sequence in the task's label order, or label name → count)
 Shapes = Mapping[str, Mapping[str, Any]]

@@ -12,8 +12,10 @@ way.
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
 from typing import Any, Callable, Mapping, TypeVar
 
 from repro.profiles import Profile
@@ -37,16 +39,38 @@ class FromProfile:
         return f"<profile's {self.what}>"
 
 
-def ranged(default: Any, low: float | None = None, high: float | None = None) -> Any:
+#: The plan fields' ranges per notebook, for the runner's fail-fast parameter check before any kernel starts (the
+#: runner may not import the chapters): written by :func:`repro.inventory.write_plan_ranges`, kept in step by
+#: ``tests/test_plans.py``.
+RANGES_FILE = Path(__file__).with_name("plan_ranges.json")
+
+
+def ranged(default: Any, low: float | None = None, high: float | None = None, *, low_open: bool = False,
+           high_open: bool = False) -> Any:
     """A plan field with ``default`` whose numbers (each element of a tuple) must lie in [``low``, ``high``]
-    (None: unbounded), checked by :func:`check_ranges`."""
-    return field(default=default, metadata={"range": (low, high)})
+    (None: unbounded; ``low_open`` / ``high_open``: the bound itself excluded), checked by :func:`check_ranges`."""
+    return field(default=default, metadata={"range": (low, high), "open": (low_open, high_open)})
 
 
 def field_range(plan_type: type, name: str) -> tuple[float | None, float | None] | None:
     """The (low, high) range declared on field ``name`` of a plan dataclass (None: no range)."""
     f = plan_type.__dataclass_fields__.get(name)  # type: ignore[attr-defined]
     return None if f is None else f.metadata.get("range")
+
+
+def range_spec(plan_type: type) -> dict[str, dict[str, Any]]:
+    """``{field: {"low", "high", "low_open", "high_open"}}`` of every ranged field of a plan dataclass (JSON-able)."""
+    out = {}
+    for f in fields(plan_type):
+        if "range" in f.metadata:
+            (low, high), (lo_open, hi_open) = f.metadata["range"], f.metadata.get("open", (False, False))
+            out[f.name] = {"low": low, "high": high, "low_open": lo_open, "high_open": hi_open}
+    return out
+
+
+def read_ranges() -> dict[str, dict[str, dict[str, Any]]]:
+    """``{notebook: {field: range}}`` from :data:`RANGES_FILE` (empty when the file is absent)."""
+    return json.loads(RANGES_FILE.read_text()) if RANGES_FILE.exists() else {}
 
 
 def check_ranges(plan: Any) -> None:
@@ -57,12 +81,14 @@ def check_ranges(plan: Any) -> None:
         value = getattr(plan, f.name)
         if bounds is None or value is None or isinstance(value, FromProfile):
             continue
-        low, high = bounds
+        (low, high), (lo_open, hi_open) = bounds, f.metadata.get("open", (False, False))
         for x in (value if isinstance(value, (tuple, list)) else (value,)):
             if isinstance(x, bool) or not isinstance(x, (int, float)):
                 continue
-            if not math.isfinite(x) or (low is not None and x < low) or (high is not None and x > high):
-                span = f"{'(-inf' if low is None else f'[{low}'}, {'inf)' if high is None else f'{high}]'}"
+            if (not math.isfinite(x) or (low is not None and (x <= low if lo_open else x < low))
+                    or (high is not None and (x >= high if hi_open else x > high))):
+                span = (f"{'(-inf' if low is None else ('(' if lo_open else '[') + str(low)}, "
+                        f"{'inf)' if high is None else str(high) + (')' if hi_open else ']')}")
                 raise ValueError(f"{type(plan).__name__}.{f.name} must be in {span}, got {value!r}")
 
 
@@ -108,4 +134,5 @@ class ChapterPlan:
         return pool[:n]
 
 
-__all__ = ["ChapterPlan", "FromProfile", "check_ranges", "field_range", "plan_for", "ranged"]
+__all__ = ["ChapterPlan", "FromProfile", "RANGES_FILE", "check_ranges", "field_range", "plan_for", "range_spec",
+           "ranged", "read_ranges"]

@@ -8,7 +8,7 @@ import logging
 import math
 import re
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -16,6 +16,7 @@ import nbformat
 import yaml
 
 from repro.paths import book_dir, notebooks_dir, resolve_path
+from repro.plans import read_ranges
 from repro.profiles import PROFILES
 
 KERNEL = "python3"
@@ -382,12 +383,23 @@ PARAMETER_RULES: tuple[tuple[str, ParamRule], ...] = (
 )
 
 
+#: ``{notebook: {field: range}}``: the ranges declared on the chapter plans' fields (``repro.plans.ranged``), read
+#: from the JSON the plans write (the runner imports no chapter).  A parameter named after a plan field is checked
+#: against that field's range; :data:`PARAMETER_RULES` give the element type, meaning and example, and the range of
+#: the parameters that are not plan fields (seed, graft_lr, graft_steps, ...).
+PLAN_RANGES: dict[str, dict[str, dict[str, Any]]] = read_ranges()
+
+
 def parameter_rule(notebook: str, name: str) -> ParamRule | None:
-    for pattern, rule in PARAMETER_RULES:
-        target = f"{notebook}:{name}" if ":" in pattern else name
-        if re.fullmatch(pattern, target):
-            return rule
-    return None
+    """The rule of parameter ``name`` of ``notebook``: the first matching pattern's, with the range of the plan field
+    of that name where the chapter's plan declares one."""
+    rule = next((r for pattern, r in PARAMETER_RULES
+                 if re.fullmatch(pattern, f"{notebook}:{name}" if ":" in pattern else name)), None)
+    span = PLAN_RANGES.get(notebook, {}).get(name)
+    if span is not None:
+        rule = replace(rule or ParamRule(meaning=f"the range of the plan field {name}", example="1"),
+                       low=span["low"], high=span["high"], low_open=span["low_open"], high_open=span["high_open"])
+    return rule
 
 
 def _check_range(name: str, value: Any, rule: ParamRule | None) -> None:

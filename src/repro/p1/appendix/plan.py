@@ -21,20 +21,20 @@ class AppendixPlan(ChapterPlan):
     large_tasks: tuple[str, ...] = ("SST-2",)        #: Table 5 tasks (paper: Sentiment, AGNews, QNLI, SNLI)
     large_k: int = ranged(0, 0)                       #: Table 5 examples per class (0: k_shot; paper: up to 50k)
     #: Table 5 graft sizes, fractions (paper: 3e-4, 6e-4, 1.2e-3)
-    large_sparsities: tuple[float, ...] = ranged((3e-4,), 0.0, 1.0)
+    large_sparsities: tuple[float, ...] = ranged((3e-4,), 0.0, 1.0, low_open=True)
     large_steps: int | None = ranged(None, 0)         #: Table 5 graft steps (None: the profile's; paper: 10x)
     fish_tasks: tuple[str, ...] = ("SST-2",)          #: Table 8 tasks
     fish_k: int = ranged(0, 0)                        #: Table 8 k-shot (0: k_shot; paper: 4096)
     #: Table 8 sizes (paper: 1e-4, 1e-3, 1e-2)
-    fish_densities: tuple[float, ...] = ranged((1e-4, 1e-3, 1e-2), 0.0, 1.0)
+    fish_densities: tuple[float, ...] = ranged((1e-4, 1e-3, 1e-2), 0.0, 1.0, low_open=True)
     sweep_steps: int | None = ranged(None, 0)         #: graft steps of the Table 8 / Fig. 9 learned regions
     placement_tasks: tuple[str, ...] = ("SST-2", "QNLI")  #: Figs. 9-10 tasks
     #: Figs. 9-10 sizes besides the Table 2 graft
-    placement_sparsities: tuple[float, ...] = ranged((), 0.0, 1.0)
+    placement_sparsities: tuple[float, ...] = ranged((), 0.0, 1.0, low_open=True)
     track_task: str = "SST-2"                         #: Fig. 15 task
     track_every: int = ranged(50, 1)                  #: Fig. 15 snapshot interval (steps)
     track_checkpoint: int | None = ranged(None, 1)    #: Fig. 15 checkpoint (None: see :meth:`checkpoint`)
-    track_sparsities: tuple[float, ...] = ranged((1e-3,), 0.0, 1.0)  #: Fig. 15 region sizes
+    track_sparsities: tuple[float, ...] = ranged((1e-3,), 0.0, 1.0, low_open=True)  #: Fig. 15 region sizes
     n_eval: int = ranged(0, 0)                        #: test examples per Fig. 15 point (0: all)
     n_seeds: int = ranged(1, 1)                       #: seeds of Table 9's GPT-2 runs (paper: 5)
 

@@ -26,9 +26,9 @@ class LocalizationPlan(ChapterPlan):
     variant_tasks: tuple[str, ...] = ("SST-2",)  #: Table 1 and Figs. 3-5 tasks
     variant_k: int | None = ranged(None, 0)   #: k-shot of Figs. 2-5 / Table 1 (None: profile.k_shot)
     #: region sizes of the Fig. 2-5 sweeps, fractions of the graftable set
-    sparsities: tuple[float, ...] = ranged((1e-3,), 0.0, 1.0)
+    sparsities: tuple[float, ...] = ranged((1e-3,), 0.0, 1.0, low_open=True)
     sweep_steps: int | None = ranged(None, 0)  #: graft steps of the sweep points (None: profile.graft_steps)
-    lottery_densities: tuple[float, ...] = ranged((0.1, 0.5, 0.9), 0.0, 1.0)  #: Fig. 4b region densities
+    lottery_densities: tuple[float, ...] = ranged((0.1, 0.5, 0.9), 0.0, 1.0, low_open=True)  #: Fig. 4b region densities
     n_eval: int = ranged(0, 0)                #: test examples per figure point (0: the whole test split)
 
     def sweep_graft(self, profile: Profile) -> GraftRecipe:

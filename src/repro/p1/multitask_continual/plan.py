@@ -29,7 +29,7 @@ class MultitaskPlan(ChapterPlan):
     #: γ_base of the per-task regions: 0 = Fig. 8, 1e-5/1e-4 = Figs. 11-12
     region_bases: tuple[float, ...] = ranged((0.0,), 0.0, 1.0)
     mt_graft_steps: int = ranged(3, 0)      #: graft steps of each per-task region
-    mt_graft_lr: float = ranged(1e9, 0.0, 1e30)  #: graft learning rate of the per-task regions with an empty γ_base
+    mt_graft_lr: float = ranged(1e9, 0.0, 1e30, low_open=True)  #: graft learning rate of the per-task regions with an empty γ_base
     #: training examples per graft step and task (None: the profile's graft.max_examples)
     mt_graft_examples: int | None = ranged(16, 1)
     adamw_mt: bool = False                  #: also the AdamW multi-task model (Fig. 13)

@@ -20,11 +20,12 @@ from repro.profiles import GraftRecipe, Profile
 class AppendixPlan(ChapterPlan):
     """Sparsities, tasks, evaluation sizes and graft settings of P2 Figs. 8-9 and the beyond-the-paper sections."""
 
-    sparsities: tuple[float, ...] = (0.0, 0.9, 0.99)  #: Fig. 8 TaLoS sparsities k (0: non-linear FT)
+    #: Fig. 8 TaLoS sparsities k (0: non-linear FT)
+    sparsities: tuple[float, ...] = ranged((0.0, 0.9, 0.99), 0.0, 1.0, high_open=True)
     ablation_tasks: tuple[str, ...] = ()       #: Fig. 8 / beyond-the-paper tasks (default: the first two P2 tasks)
     n_test_ablation: int = ranged(32, 0)       #: test examples per task in Figs. 8-9 / beyond (0: all)
     #: P1 graft region size, fraction of the graftable set (default: the profile's largest)
-    graft_sparsity: float = ranged(0.0, 0.0, 1.0)
+    graft_sparsity: float = ranged(1e-2, 0.0, 1.0, low_open=True)
     graft_steps: int = ranged(2, 0)            #: P1 graft optimization steps (P1 uses 100; 0: the profile's)
     alpha_stride: int = ranged(1, 1)           #: every n-th α of the task-arithmetic protocol's grid
 

@@ -19,8 +19,8 @@ from repro.profiles import Profile
 class SensitivityPlan(ChapterPlan):
     """Fisher and evaluation sizes of P2 Figs. 1, 10 and 11."""
 
-    fraction: float = ranged(0.1, 0.0, 1.0)  #: share of the maskable parameters selected (the paper's 10 %)
-    n_fisher: int = ranged(0, 0)  #: training inputs per task for the diagonal Fisher (the notebook's: >= 1)
+    fraction: float = ranged(0.1, 0.0, 1.0, low_open=True)  #: share of the maskable parameters selected (the paper's 10 %)
+    n_fisher: int = ranged(1, 1)  #: training inputs per task for the diagonal Fisher
     n_eval: int = ranged(0, 0)    #: test examples per task (0: all)
 
     def _checked(self, clean: dict[str, Any]) -> dict[str, Any]:
