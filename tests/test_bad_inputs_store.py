@@ -29,7 +29,7 @@ from repro.artifacts import KEY_SCHEME
 from repro.core.finetune import train
 from repro.core.merging import Ties
 from repro.data import DataError, Example, load_task
-from repro.p2.sensitivity_plan import sensitivity_plan
+from repro.p2.sensitivity.plan import sensitivity_plan
 from repro.profiles import FinetuneRecipe, get_profile
 
 

@@ -1,4 +1,4 @@
-"""`repro bench` plumbing on the tiny model: row schema, ratio / PASS-FAIL logic, the JSON, the official-loop
+"""`repro bench` plumbing on the tiny model: row schema, ratio / verdict logic (the claims' words), the JSON, the official-loop
 Fisher baseline's agreement with ours, the CLI hand-off.  No timed assertions (speed goals live in the bench)."""
 
 from __future__ import annotations
@@ -13,15 +13,15 @@ from repro.bench.rows import ROW_KEYS, load_bench, make_row, status, validate_ro
 
 def test_ratio_and_verdict_logic():
     r = make_row("x", 2.0, 4.0, "s", device="cpu", model="m", target=0.6)
-    assert r["ratio"] == 0.5 and r["pass"] is True and status(r) == "PASS"
+    assert r["ratio"] == 0.5 and r["pass"] is True and status(r) == "holds"
     fast = make_row("f", 1.0, 8.0, "s", device="cpu", model="m", target=5.0, op=">=", speedup=True)
     assert fast["ratio"] == 8.0 and fast["pass"] is True and fast["ratio_def"] == "baseline / ours"
     slow = make_row("f", 1.0, 3.0, "s", device="cpu", model="m", target=5.0, op=">=", speedup=True)
-    assert slow["pass"] is False and status(slow) == "FAIL"
+    assert slow["pass"] is False and status(slow) == "does-not-hold"
     report = make_row("r", 1.0, 2.0, "s", device="cpu", model="m")
     assert report["pass"] is None and status(report) == "report"
     missing = make_row("n", None, None, "s", device="cpu", model="m", target=60.0)
-    assert missing["ratio"] is None and missing["pass"] is None and status(missing) == "not measured"
+    assert missing["ratio"] is None and missing["pass"] is None and status(missing) == "not-testable"
     exact = make_row("e", 10, 100, "entries", device="cpu", model="m", passed=False)
     assert exact["pass"] is False
     assert make_row("z", 1.0, 0.0, "s", device="cpu", model="m", target=1.0)["ratio"] is None

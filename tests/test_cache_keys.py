@@ -7,6 +7,8 @@ commit and say so in its message.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 import torch
 
@@ -48,7 +50,7 @@ def keys(tmp_path_factory):
         calls = {
             "finetune": lambda: wb.finetune("SST-2"),
             "graft": lambda: wb.graft("SST-2", {n: torch.full_like(t, 1e-3) for n, t in wb.pre.items()}, 1e-2,
-                                      steps=1),
+                                      recipe=replace(wb.profile.graft, steps=1)),
             "talos_mask": lambda: talos_mask(wb, "SST-2"),
             "lora_run": lambda: lora_run(wb, "SST-2", 2, wb.profile.p1_finetune),
             "low_sensitivity_mask": lambda: low_sensitivity_mask(wb, "SST-2", 8),
@@ -63,3 +65,14 @@ def keys(tmp_path_factory):
 @pytest.mark.parametrize("name", sorted(GOLDEN))
 def test_cache_key_is_pinned(keys, name):
     assert keys[name] == GOLDEN[name], f"{name}: artifact key changed to {keys[name]} (pinned {GOLDEN[name]})"
+
+
+def test_data_key_is_the_inline_fields_it_replaced(tmp_path):
+    """``Workbench.data_key`` gives exactly the fields the keys wrote inline before it (so no key value moved)."""
+    from repro.workbench import Workbench
+
+    wb = Workbench("smoke", artifacts_dir=tmp_path)
+    p = wb.profile
+    assert wb.data_key() == {"model": p.model, "max_length": p.max_length, "data": wb.data_tag}
+    assert wb.data_key(max_length=False) == {"model": p.model, "data": wb.data_tag}  # P2 arithmetic sweeps
+    assert wb.data_key(model=False, max_length=False) == {"data": wb.data_tag}  # P1 joint graft

@@ -75,19 +75,6 @@ def test_results_meta_records_device_versions_models_and_commit(tmp_path):
     assert "git_commit" in meta
 
 
-def test_cli_device_flag_becomes_a_notebook_parameter(monkeypatch):
-    from repro.runner import build, cli, execute
-
-    seen = {}
-    monkeypatch.setattr(execute, "run_notebook", lambda name, **kw: seen.update(kw) or _Done())
-    assert cli.main(["run", "p2_task_arithmetic", "--profile", "smoke", "--device", "cpu"]) == 0
-    assert seen["params"]["device"] == "cpu"
-    captured = {}
-    monkeypatch.setattr(build, "build_book", lambda **kw: captured.update(kw))
-    assert cli.main(["book", "--profile", "smoke", "--device", "cuda"]) == 0
-    assert captured["device"] == "cuda"
-
-
 class _Done:
     notebook, status, seconds, executed, results = "x", "ok", 0.0, "x", "x"
 
@@ -164,19 +151,20 @@ def test_profiles_follow_the_official_precision_per_family_and_the_switch_overri
         paper.with_device(None, "fp16")
 
 
-def test_cli_precision_flag_becomes_a_notebook_parameter(monkeypatch):
+@pytest.mark.parametrize("flag,run_value,book_value", [("device", "cpu", "cuda"), ("precision", "bf16", "tf32")])
+def test_cli_device_and_precision_flags_become_notebook_parameters(monkeypatch, flag, run_value, book_value):
     from repro.runner import build, cli, execute
     from repro.runner.notebooks import notebook_parameters
 
     seen = {}
     monkeypatch.setattr(execute, "run_notebook", lambda name, **kw: seen.update(kw) or _Done())
-    assert cli.main(["run", "p2_task_arithmetic", "--profile", "smoke", "--precision", "bf16"]) == 0
-    assert seen["params"]["precision"] == "bf16"
+    assert cli.main(["run", "p2_task_arithmetic", "--profile", "smoke", f"--{flag}", run_value]) == 0
+    assert seen["params"][flag] == run_value
     captured = {}
     monkeypatch.setattr(build, "build_book", lambda **kw: captured.update(kw))
-    assert cli.main(["book", "--profile", "smoke", "--precision", "tf32"]) == 0
-    assert captured["precision"] == "tf32"
-    for name in ("p2_task_arithmetic", "p1_localization", "p2_sensitivity"):  # declared next to `device`
+    assert cli.main(["book", "--profile", "smoke", f"--{flag}", book_value]) == 0
+    assert captured[flag] == book_value
+    for name in ("p2_task_arithmetic", "p1_localization", "p2_sensitivity"):  # declared next to each other
         assert {"device", "precision"} <= set(notebook_parameters(name))
     with pytest.raises(SystemExit):
         cli.main(["run", "p2_task_arithmetic", "--precision", "fp16"])

@@ -179,6 +179,39 @@ def test_known_violations_are_still_real():
     assert not gone, "fixed: remove from KNOWN_VIOLATIONS:\n" + "\n".join(gone)
 
 
+
+# --- function-local imports: few, and each says why ---------------------------------------------------------
+#: function-local imports per 1,000 lines of src/repro (issue 21: about 2; fusion_bench, mergekit, peft: 0.8-2.1)
+LOCAL_IMPORTS_PER_1000 = 2.5
+
+
+def local_imports() -> tuple[list[str], int]:
+    """``path:line`` of every import inside a function of ``src/repro`` without a comment saying why (on its
+    lines or the line above), and the number of such imports in all."""
+    bare, n = [], 0
+    for path in MODULES.values():
+        text = path.read_text(encoding="utf-8")
+        lines = text.splitlines()
+        for fn in ast.walk(ast.parse(text)):
+            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            for node in ast.walk(fn):
+                if isinstance(node, (ast.Import, ast.ImportFrom)):
+                    n += 1
+                    said = lines[node.lineno - 1:node.end_lineno] + [lines[node.lineno - 2].strip()[:1]]
+                    if not any("#" in line for line in said):
+                        bare.append(f"{path.relative_to(SRC)}:{node.lineno}")
+    return bare, n
+
+
+def test_function_local_imports_are_few_and_say_why():
+    """An import stays inside a function only for a heavy optional dependency, a cycle, CLI startup or subprocess
+    isolation, with a comment saying which (CONTRIBUTING); the rest go at the top of the module."""
+    bare, n = local_imports()
+    assert not bare, "function-local imports without a reason comment (hoist them, or say why):\n" + "\n".join(bare)
+    lines = sum(len(p.read_text(encoding="utf-8").splitlines()) for p in MODULES.values())
+    assert 1000 * n / lines <= LOCAL_IMPORTS_PER_1000, f"{n} function-local imports in {lines} lines"
+
 # --- the checker itself, on hand-made modules ----------------------------------------------------------
 def test_checker_finds_cycles_and_forbidden_and_private_imports(tmp_path, monkeypatch):
     pkg = tmp_path / "repro"

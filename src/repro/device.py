@@ -19,6 +19,10 @@ applied, with the device, library versions and the git commit, in every results 
 Image batches are built in ``torch.utils.data.DataLoader`` workers (:func:`repro.core.evaluation.batches`);
 :func:`loader_workers` is their count: ``Profile.loader_workers``, or None = 0 on the CPU and every core but
 one on CUDA.
+
+Measuring on the device: :func:`sync` before a clock read and :class:`PeakMemory` around a block are the one timing
+and memory primitives (P2 Table 3's iteration cost, :mod:`repro.p2.efficiency` and the benchmark's
+:mod:`repro.bench.measure` build on them).
 """
 
 from __future__ import annotations
@@ -26,10 +30,15 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import re
+import resource
 import subprocess
+from importlib.metadata import version
 from typing import Any
 
 import torch
+
+from repro.paths import project_root
 
 DEVICE_CHOICES: tuple[str, ...] = ("auto", "cpu", "cuda")
 PRECISIONS: tuple[str, ...] = ("fp32", "bf16", "tf32")
@@ -64,7 +73,7 @@ def precision_used(precision: str, device: torch.device | str) -> str:
 def default_workers(device: torch.device | str) -> int:
     """DataLoader workers for image batches when the profile does not say: 0 on the CPU, every core but one on CUDA
     (measured on an H200, benchmarks/gpu_paper_path.py: a ViT-B/32 step at batch 128 consumes 2,288 images/s, and
-    decoding 500x375 JPEGs gave 182 images/s per worker-less loader, 665 with 8 workers)."""
+    decoding 500x375 JPEGs gave 149-190 images/s without workers, 879 with 8 and 1,235 with 15)."""
     if torch.device(device).type != "cuda":
         return 0
     return max(0, (os.cpu_count() or 1) - 1)
@@ -121,8 +130,6 @@ def loader_workers(model: torch.nn.Module) -> int:
 
 def _version(module: str) -> str | None:
     try:
-        from importlib.metadata import version
-
         return version(module)
     except Exception:  # noqa: BLE001 - a missing optional package is recorded as None
         return None
@@ -131,8 +138,6 @@ def _version(module: str) -> str | None:
 @functools.lru_cache(maxsize=1)
 def git_commit() -> str | None:
     """The repository's HEAD commit (with "+dirty" when the work tree differs), or None outside a checkout."""
-    from repro.paths import project_root
-
     root = project_root()
     try:
         head = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True,
@@ -158,3 +163,63 @@ def environment_meta() -> dict[str, Any]:
         "git_commit": git_commit(),
     }
     return meta
+
+
+# --- measuring on the device ------------------------------------------------------------------------------
+def sync(device: torch.device | str) -> None:
+    """Wait for the device's queued work before a clock read (``torch.cuda.synchronize`` on a GPU; no-op on the CPU)."""
+    if torch.device(device).type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def _status_kib(field: str) -> int | None:
+    """A ``kB`` field of Linux's ``/proc/self/status`` (``VmRSS``, ``VmHWM``); None where there is none."""
+    try:
+        with open("/proc/self/status") as f:
+            m = re.search(rf"^{field}:\s+(\d+) kB", f.read(), re.MULTILINE)
+    except OSError:
+        return None
+    return int(m.group(1)) if m else None
+
+
+def _reset_high_water_mark() -> bool:
+    """Reset this process's peak resident set size (Linux ``clear_refs`` 5); False where that is not possible."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+    except OSError:
+        return False
+    return _status_kib("VmHWM") is not None
+
+
+class PeakMemory:
+    """Peak memory of a ``with`` block in GiB (``.gib``): CUDA peak allocation on a GPU, else peak RSS growth.
+
+    On the CPU the process's high-water mark is reset on entry, so the figure is the block's own peak above the
+    resident size it started with (activations, gradients, optimizer state), not an earlier peak such as model
+    loading.  Where the mark cannot be reset (not Linux), ``ru_maxrss`` is used and ``.exact`` is False.
+    """
+
+    def __init__(self, device: torch.device | str = "cpu") -> None:
+        self.device = torch.device(device)
+        self.gib = 0.0
+        self.exact = True
+
+    def _cpu_kib(self, field: str) -> int:
+        if self.exact:
+            return _status_kib(field) or 0
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
+
+    def __enter__(self) -> "PeakMemory":
+        if self.device.type == "cuda":
+            torch.cuda.reset_peak_memory_stats(self.device)
+        else:
+            self.exact = _reset_high_water_mark()
+            self._start_kib = self._cpu_kib("VmRSS")
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.device.type == "cuda":
+            self.gib = torch.cuda.max_memory_allocated(self.device) / 2**30
+        else:
+            self.gib = max(self._cpu_kib("VmHWM") - self._start_kib, 0) / 2**20

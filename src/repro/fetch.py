@@ -29,6 +29,12 @@ from typing import Any, Callable, Sequence
 
 from repro.data import layout
 from repro.data.tasks import DataError
+from repro.data.hub_nlp import NLP_SOURCES, fetch_nlp
+from repro.data.hub_vision import VISION_TASKS, fetch_vision
+from repro.data.loaders import HUB_SOURCES, fetch_text
+from repro.models.hub import MARKER as MODEL_MARKER, fetch_model
+from repro.paths import data_root, models_root
+from repro.profiles import PROFILES
 
 
 @dataclass(frozen=True)
@@ -40,36 +46,22 @@ class Fetch:
     name: str
 
     def target(self, dest: str | Path | None, models: str | Path | None) -> Path:
-        from repro.models.hub import MARKER as MODEL_MARKER
-        from repro.paths import models_root
-
         if self.kind == "model":
             return models_root(models) / self.name / MODEL_MARKER
         return layout.task_dir(dest, self.family, self.name) / layout.MARKER
 
     def run(self, dest: str | Path | None, models: str | Path | None, options: dict[str, Any]) -> dict[str, Any]:
         if self.kind == "model":
-            from repro.models.hub import fetch_model
-
             return fetch_model(self.name, models)
         if self.family == "text":
-            from repro.data.loaders import fetch_text
-
             return fetch_text(self.name, dest)
         if self.family == "nlp":
-            from repro.data.hub_nlp import fetch_nlp
-
             return fetch_nlp(self.name, dest, story_cloze_dir=options.get("story_cloze"))
-        from repro.data.hub_vision import fetch_vision
 
         return fetch_vision(self.name, dest, source_root=options.get("vision_sources"))
 
 
 def _paper() -> dict[str, tuple[Fetch, ...]]:
-    from repro.data.hub_nlp import NLP_SOURCES
-    from repro.data.hub_vision import VISION_TASKS
-    from repro.data.loaders import HUB_SOURCES
-
     return {
         "text": tuple(Fetch("data", "text", t) for t in HUB_SOURCES) + (Fetch("model", "text", "roberta-base"),
                                                                        Fetch("model", "text", "gpt2")),
@@ -85,8 +77,6 @@ FETCHERS: dict[str, Callable[[], dict[str, tuple[Fetch, ...]]]] = {"paper": _pap
 
 def plan(profile: str, family: str | None = None) -> list[Fetch]:
     """What ``repro fetch --profile profile [--family family]`` fetches (empty: nothing to fetch)."""
-    from repro.profiles import PROFILES
-
     if profile not in PROFILES:
         raise ValueError(f"unknown profile {profile!r}; choose one of {sorted(PROFILES)}")
     if profile not in FETCHERS:
@@ -158,8 +148,6 @@ def check(profile: str, family: str | None = None, dest: str | Path | None = Non
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from repro.profiles import PROFILES
-
     parser = argparse.ArgumentParser(prog="repro fetch", description=__doc__.split("\n\n")[0])
     parser.add_argument("--profile", choices=sorted(PROFILES), default="paper")
     parser.add_argument("--family", choices=("text", "vision", "nlp"), default=None,
@@ -190,8 +178,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"repro fetch: {e}", file=sys.stderr)
         return 1
     if done:
-        from repro.paths import data_root, models_root
-
         print(f"data: {data_root(args.dest)}" + (f" (runs read it with --data {data_root(args.dest)} or "
                                                  f"REPRO_DATA={data_root(args.dest)})" if args.dest else ""))
         print(f"models: {models_root(args.models)}" + (f" (runs read it with REPRO_MODELS={models_root(args.models)})"

@@ -19,16 +19,23 @@ as ``repro bench`` runs :mod:`repro.bench`, since the runner imports neither.
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import sys
 from collections import Counter
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from typing import Any, Callable, Iterator, Mapping, Sequence
+import warnings
+from unittest import mock
 
-from repro.data import hub_nlp, hub_vision
+import torch
+
+from repro.core import grafting as G
+from repro.data import SOURCES, Example, hub_nlp, hub_vision, load_task
 from repro.data.shapes import DATASET_SHAPES
 from repro.jobs import DataUse, JobSpec, check_deps, dedupe, format_table
+from repro.plans import RANGES_FILE, range_spec
 from repro.p1.appendix import jobs as p1_appendix
 from repro.p1.calibration_ood import jobs as calibration_ood_jobs
 from repro.p1.localization import jobs as localization_jobs
@@ -38,7 +45,7 @@ from repro.p2.disentanglement import jobs as disentanglement_jobs
 from repro.p2.sensitivity import jobs as sensitivity_jobs
 from repro.p2.structure_cost import jobs as structure_cost_jobs
 from repro.p2.task_arithmetic import jobs as task_arithmetic_jobs
-from repro.profiles import PROFILES, Profile, get_profile
+from repro.profiles import PROFILES, GraftRecipe, Profile, get_profile
 
 #: every notebook chapter and the function declaring its jobs, in the order that owns shared jobs
 CHAPTERS: dict[str, Callable[..., list[JobSpec]]] = {
@@ -54,6 +61,25 @@ CHAPTERS: dict[str, Callable[..., list[JobSpec]]] = {
     "performance": lambda profile, **kw: [],  # measurements of repro.bench, no cached artifact
 }
 NOTEBOOKS: tuple[str, ...] = tuple(CHAPTERS)
+
+
+def plan_ranges() -> dict[str, dict[str, dict[str, Any]]]:
+    """``{notebook: {field: range}}``: the ranges on every chapter plan's fields (:func:`repro.plans.range_spec`),
+    what the runner checks a notebook parameter of the same name against before any kernel starts."""
+    out = {}
+    for nb in NOTEBOOKS:
+        if nb[:3] in ("p1_", "p2_"):
+            plans = importlib.import_module(f"repro.{nb[:2]}.{nb[3:]}.plan").PLANS
+            out[nb] = range_spec(type(next(iter(plans.values()))))
+    return out
+
+
+def write_plan_ranges() -> None:
+    """Write :func:`plan_ranges` to :data:`repro.plans.RANGES_FILE` (after a plan's ranges change)."""
+    blocks = [f" {json.dumps(nb)}: {{\n" + ",\n".join(f"  {json.dumps(f)}: {json.dumps(r, sort_keys=True)}"
+                                                   for f, r in sorted(fields.items())) + "\n }"
+              for nb, fields in sorted(plan_ranges().items())]
+    RANGES_FILE.write_text("{\n" + ",\n".join(blocks) + "\n}\n")
 
 #: task → split → per-class counts (a sequence in the task's label order, or label name → count)
 Shapes = Mapping[str, Mapping[str, Any]]
@@ -112,16 +138,12 @@ def per_class(counts: Any) -> list[int]:
 
 def _pool(counts: Sequence[int], tag: str) -> list:
     """A split of the given per-class counts: one shared example object per class (only labels are read)."""
-    from repro.data import Example
-
     return [ex for c, n in enumerate(counts) for ex in [Example(tag, c)] * n]
 
 
 @contextmanager
 def _shapes_source(shapes: Shapes) -> Iterator[str]:
     """A data source (:data:`repro.data.SOURCES`) serving pools of ``shapes``' train / test counts, while open."""
-    from repro.data import SOURCES
-
     def source(task: str, k: int, n_test: int, profile: Profile) -> tuple[list, list, str]:
         sp = shapes[task]
         return _pool(per_class(sp["train"]), TRAIN_TAG), _pool(per_class(sp.get("test", [])), TEST_TAG), _SOURCE
@@ -135,9 +157,6 @@ def _shapes_source(shapes: Shapes) -> Iterator[str]:
 
 def kshot_counts(task: str, k: int, profile: Profile, shapes: Shapes) -> tuple[list, list]:
     """(train, dev) of :func:`repro.data.load_task` for ``task`` at ``k`` on a pool of ``shapes``' counts."""
-    import warnings
-
-    from repro.data import load_task
 
     with _shapes_source(shapes) as name, warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -147,8 +166,6 @@ def kshot_counts(task: str, k: int, profile: Profile, shapes: Shapes) -> tuple[l
 
 def _retag(split: Sequence, tag: str) -> list:
     """``split`` in its order with one ``tag``-ged example object per class (tells train from dev examples)."""
-    from repro.data import Example
-
     ones: dict[int, Any] = {}
     return [ones.setdefault(e.label, Example(tag, e.label)) for e in split]
 
@@ -157,12 +174,7 @@ def selection_labels(train: Sequence, dev: Sequence, select: int, max_dev: int |
     """The labels of the training examples :func:`repro.core.grafting.learn_graft` (``joint``:
     :func:`~repro.core.grafting.learn_joint_graft`) scores to pick the best graft, observed by running it for one
     step with the model arithmetic stubbed; a string says why it could not be observed."""
-    from unittest import mock
 
-    import torch
-
-    from repro.core import grafting as G
-    from repro.profiles import GraftRecipe
 
     seen: list[int] = []
 

@@ -74,14 +74,22 @@ def _finetune_run(r: "JobRunner", wb: Workbench, job: JobSpec, k: dict) -> Any:
                            tag=k["tag"])[0]
 
 
+def _graft_recipe(wb: Workbench, k: Mapping[str, Any]) -> Any:
+    """The job's graft settings (``steps``, ``lr``, ``bs``, ``max_examples``, ``b``, ``max_dev``) as a GraftRecipe."""
+    from dataclasses import replace
+
+    return replace(wb.profile.graft, steps=int(k["steps"]), lr=float(k["lr"]), batch_size=int(k["bs"]),
+                   max_examples=int(k["max_examples"]), sigmoid_bias=float(k["b"]), max_dev=k["max_dev"])
+
+
 def _graft(r: "JobRunner", wb: Workbench, job: JobSpec, k: dict) -> Any:
     base = k["base"]
     if isinstance(base, (int, float)) and k["scope"] != "graftable":  # as repro.p1.regions.learned_region
         from repro.p1.regions import scope_fraction
 
         base = scope_fraction(wb, float(base), k["scope"])
-    return wb.graft(k["task"], k["vector"], base, k=k["k"], steps=k["steps"], scope=k["scope"], seed=k["seed"],
-                    tag=k["tag"], lr=k["lr"], max_examples=k["max_examples"])[0]
+    return wb.graft(k["task"], k["vector"], base, k=k["k"], recipe=_graft_recipe(wb, k), scope=k["scope"],
+                    seed=k["seed"], tag=k["tag"])[0]
 
 
 def _lora(r: "JobRunner", wb: Workbench, job: JobSpec, k: dict) -> Any:
@@ -101,8 +109,7 @@ def _tune_union(r: "JobRunner", wb: Workbench, job: JobSpec, k: dict) -> Any:
     from repro.p1.multitask import tune_union
 
     union = Mask.union(k["union"][t] for t in k["tasks"])  # as repro.p1.multitask.union_regions
-    return tune_union(wb, k["tasks"], k["vector"], union, steps=k["steps"], seed=k["seed"], lr=k["lr"],
-                      max_examples=k["max_examples"])[0]
+    return tune_union(wb, k["tasks"], k["vector"], union, recipe=_graft_recipe(wb, k), seed=k["seed"])[0]
 
 
 def _continual(r: "JobRunner", wb: Workbench, job: JobSpec, k: dict) -> Any:
@@ -124,9 +131,11 @@ def _fish(r: "JobRunner", wb: Workbench, job: JobSpec, k: dict) -> Any:
 def _tracking(r: "JobRunner", wb: Workbench, job: JobSpec, k: dict) -> Any:
     from repro.p1.trajectory import checkpoint_tracking
 
+    from dataclasses import replace
+
     return checkpoint_tracking(wb, k["task"], k["sparsities"], k["checkpoint"], every=k["every"],
-                               recipe=_recipe(k["recipe"]), graft_steps=k["graft_steps"], k=k["k"], seed=k["seed"],
-                               n_eval=k["n_eval"], progress=False)
+                               recipe=_recipe(k["recipe"]), graft=replace(wb.profile.graft, steps=k["graft_steps"]),
+                               k=k["k"], seed=k["seed"], n_eval=k["n_eval"], progress=False)
 
 
 def _method_run(r: "JobRunner", wb: Workbench, job: JobSpec, k: dict) -> Any:

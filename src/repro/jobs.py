@@ -132,21 +132,13 @@ def finetune_job(profile: Profile, notebook: str, tasks: str | Sequence[str], re
                     model=model or profile.model, max_length=profile.max_length)
 
 
-def graft_recipe(profile: Profile, *, steps: int | None = None, lr: float | None = None,
-                 max_examples: int | None = None) -> GraftRecipe:
-    """The recipe :meth:`repro.workbench.Workbench.graft` resolves from the profile and its overrides."""
-    g = profile.graft
-    return replace(g, steps=steps or g.steps, lr=g.lr if lr is None else float(lr),
-                   max_examples=g.max_examples if max_examples is None else int(max_examples))
-
-
 def graft_job(profile: Profile, notebook: str, task: str, vector: JobSpec, base: float | JobSpec, *,
-              k: int | None = None, seed: int = 13, steps: int | None = None, scope: str = "graftable",
-              lr: float | None = None, max_examples: int | None = None, tag: str = "", n_classes: int = 2,
-              how: str = "kshot") -> JobSpec:
-    """:meth:`repro.workbench.Workbench.graft`: P1 Eq. 2-4 on ``task`` for the task vector of job ``vector``."""
+              k: int | None = None, seed: int = 13, recipe: GraftRecipe | None = None, scope: str = "graftable",
+              tag: str = "", n_classes: int = 2, how: str = "kshot") -> JobSpec:
+    """:meth:`repro.workbench.Workbench.graft`: P1 Eq. 2-4 on ``task`` for the task vector of job ``vector``, with
+    ``recipe`` (None: the profile's graft recipe)."""
     k = int(k or profile.k_shot)
-    rec = graft_recipe(profile, steps=steps, lr=lr, max_examples=max_examples)
+    rec = profile.graft if recipe is None else recipe
     sizes = kshot_sizes({c: 2 * k for c in range(n_classes)}, k)  # a task with enough data: the split's sizes
     n_train, n_dev = sum(t for t, _ in sizes.values()), sum(d for _, d in sizes.values())
     dev = n_dev if rec.max_dev is None else min(rec.max_dev, n_dev)
@@ -223,4 +215,4 @@ def _human(x: float) -> str:
 
 
 __all__ = ["DataUse", "EVAL_PASS", "JobSpec", "KINDS", "check_deps", "dedupe", "finetune_job", "format_table",
-           "graft_job", "graft_recipe", "job_id", "make_job", "ref", "summary_rows"]
+           "graft_job", "job_id", "make_job", "ref", "summary_rows"]

@@ -11,6 +11,7 @@ import hashlib
 import os
 from pathlib import Path
 from typing import Sequence
+import tempfile
 
 
 def project_root() -> Path | None:
@@ -149,8 +150,6 @@ def unwritable_reason(path: str | Path, what: str, folder: bool = True) -> str |
     one line up front, not a traceback after the run.  ``folder``: ``path`` is a folder to create or fill, else a
     file to create or replace (it must then be a regular file if it exists: ``/dev/full`` is refused).  Nothing
     is created: the nearest existing folder is probed with an unnamed temporary file."""
-    import tempfile
-
     p = Path(os.path.abspath(os.path.expanduser(str(path))))
     if os.path.lexists(p) and not p.exists():
         return f"{what} {p} is a symlink that loops or points nowhere; point it at a real folder"

@@ -79,6 +79,13 @@ class GraftRecipe:
         _require(self.batch_size >= 1 and self.max_examples >= 1, "GraftRecipe",
                  f"batch_size and max_examples must be >= 1, got {self.batch_size}, {self.max_examples}")
 
+    def updated(self, *, steps: int | None = None, lr: float | None = None,
+                max_examples: int | None = None) -> "GraftRecipe":
+        """This recipe with a plan's given ``steps`` / ``lr`` / ``max_examples`` (None or 0 steps: keep this one's):
+        where a chapter plan turns its notebook's scalar graft parameters into the one recipe it passes down."""
+        return replace(self, steps=steps or self.steps, lr=self.lr if lr is None else float(lr),
+                       max_examples=self.max_examples if max_examples is None else int(max_examples))
+
 
 @dataclass(frozen=True)
 class TalosRecipe:
@@ -241,7 +248,7 @@ class Profile:
         training and the evaluation loop's); None or "" keeps the profile's default."""
         prof = self.with_(device=device) if device else self
         if precision:
-            from repro.device import PRECISIONS
+            from repro.device import PRECISIONS  # heavy: repro.device imports torch; profiles are read without it
 
             if precision not in PRECISIONS:
                 raise ValueError(f"unknown precision {precision!r}; choose one of {', '.join(PRECISIONS)}")

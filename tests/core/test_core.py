@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 
 from repro.artifacts import ArtifactStore, config_hash, load_tensors, save_tensors
-from repro.core.evaluation import evaluate, predict
+from repro.core.evaluation import Predictions, evaluate, predict
 from repro.core.finetune import lr_at, train
 from repro.core.masks import TYPE_ORDER, Mask, placement_rows
 from repro.core.metrics import accuracy, agreement, expected_calibration_error, f1_binary
@@ -100,6 +100,12 @@ def test_predict_sorts_by_length_but_returns_input_order(tiny_model, sent_exampl
     one_by_one = torch.cat([predict(tiny_model, [e], "sent").logits for e in sent_examples])
     assert torch.allclose(batched.logits, one_by_one, atol=1e-5)  # row i is still example i
     assert batched.labels.tolist() == [e.label for e in sent_examples]
+
+
+def test_predictions_correct_is_per_example_argmax_equals_label():
+    pred = Predictions(logits=torch.tensor([[2.0, 1.0], [0.0, 3.0], [1.0, 0.0]]), labels=torch.tensor([0, 0, 1]))
+    c = pred.correct()
+    assert c.dtype.name == "uint8" and c.tolist() == [1, 0, 0]
 
 
 def test_lr_schedule():

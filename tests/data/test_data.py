@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from repro.data import (HUB_SOURCES, DataError, LABEL_ORDERS, OOD_ONLY, TASKS, Example, balanced_sample, get_spec, kshot_split,
-                        load_hub, load_local, load_task)
+from repro.data import (HUB_SOURCES, DataError, LABEL_ORDERS, OOD_ONLY, TASKS, Example, balanced_sample, fixed_subset, get_spec,
+                        kshot_split, load_hub, load_local, load_task)
 from repro.models.prompt_lm import render_segments
 from repro.profiles import get_profile
 
@@ -157,6 +157,13 @@ def test_balanced_sample():
     assert balanced_sample(pool, 60, seed=0) == out and balanced_sample(pool, 60, seed=1) != out
     assert balanced_sample(pool, 0) == pool and balanced_sample(pool, 10_000) == pool
     assert Counter(e.label for e in balanced_sample(pool, 31, seed=3)) == {0: 11, 1: 10, 2: 10}
+
+
+def test_fixed_subset_is_the_seed_0_balanced_sample():
+    pool = _pool({0: 100, 1: 10, 2: 60})
+    assert fixed_subset(pool, 60) == balanced_sample(pool, 60, seed=0) == fixed_subset(pool, 60)
+    assert fixed_subset(pool, 60, seed=1) == balanced_sample(pool, 60, seed=1)
+    assert fixed_subset(pool, None) == fixed_subset(pool, 0) == fixed_subset(pool, 10_000) == pool
 
 
 # ---- hub (datasets.load_dataset mocked with in-memory Datasets) -------------------------------------------------
@@ -329,3 +336,20 @@ def test_snli_is_tested_on_its_dev_split():
     assert HUB_SOURCES["SNLI"].splits == {"train": "train", "test": "validation"}
     glue = [t for t, s in HUB_SOURCES.items() if s.path == "nyu-mll/glue"]
     assert all(HUB_SOURCES[t].splits["test"].startswith("validation") for t in glue)
+
+
+def test_family_sources_are_registered_in_sources():
+    """P2's family sources go through the one registry (repro.data.SOURCES), like the text sources."""
+    from repro.data import SOURCES
+    from repro.data.families import FAMILY_SOURCES, FamilySource
+
+    assert {"generated", "hub", *FAMILY_SOURCES} <= set(SOURCES)
+    assert all(isinstance(SOURCES[n], FamilySource) for n in FAMILY_SOURCES)
+    prof = get_profile("smoke").with_(data_source="synthetic-images")
+    saved = dict(TASKS)
+    try:
+        data = load_task("MNIST", prof, n_test=4)
+    finally:  # a family task registers its spec; other tests expect the registry as shipped
+        TASKS.clear()
+        TASKS.update(saved)
+    assert data.meta["source"] == "synthetic-images" and len(data.test) == 4 and data.spec.family == "vision"

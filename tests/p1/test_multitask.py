@@ -11,7 +11,7 @@ from repro.core.finetune import train
 from repro.core.grafting import learn_joint_graft
 from repro.core.masks import Mask
 from repro.core.taskvec import TaskVector
-from repro.p1.multitask import overlap_rows, relative_gain, subsample, union_regions
+from repro.p1.multitask import overlap_rows, relative_gain, union_regions
 from repro.profiles import FinetuneRecipe, GraftRecipe
 
 
@@ -38,14 +38,6 @@ def test_overlap_rows_are_asymmetric_and_unions_cover():
     assert u.count() == 5 and (u & g1) == g1 and (u & g2) == g2
     with pytest.raises(KeyError, match="regions exist for"):
         union_regions({"x": g1}, {"bad": ["x", "z"]})
-
-
-def test_subsample_is_fixed_and_balanced():
-    from repro.data import Example
-
-    xs = [Example(f"t{i}", i % 2) for i in range(50)]
-    a, b = subsample(xs, 10, seed=1), subsample(xs, 10, seed=1)
-    assert a == b and len(a) == 10 and sum(e.label for e in a) == 5 and subsample(xs, None) == xs
 
 
 def test_joint_graft_starts_from_union_and_never_scores_worse(tiny_model, sent_examples, topic_examples):

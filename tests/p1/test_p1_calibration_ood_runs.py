@@ -52,7 +52,8 @@ def test_chapter_models_use_the_plan_base_and_sweep_steps(tmp_path, monkeypatch)
     models = cr.ChapterModels(wb, plan, calibration_recipes(profile, plan))
     calls = []
     monkeypatch.setattr(wb, "finetune", lambda task, *a, **kw: {})
-    monkeypatch.setattr(wb, "graft", lambda task, tau, base, steps=None: calls.append((base, steps)) or ("m", {}))
+    monkeypatch.setattr(wb, "graft", lambda task, tau, base, recipe=None: calls.append((base, recipe)) or ("m", {}))
     assert models.graft("SST-2") == "m" and models.graft("SST-2", 1e-2) == "m"
-    assert calls == [(plan.base, None), (1e-2, plan.sweep_steps)]
+    assert calls == [(plan.base, None), (1e-2, plan.sweep_graft(profile))]
+    assert plan.sweep_graft(profile).steps == plan.sweep_steps
     assert models.n_params("bias") > 0

@@ -226,12 +226,12 @@ def test_fig8_regions_rebuilds_unions_and_reads_the_tuned_ones_with_region_study
         return Mask({"w": m})
 
     seen = []
-    monkeypatch.setattr(multitask_runs, "tune_union", lambda wb, tasks, vector, union, steps, **kw:
-                        seen.append((tasks, union.count(), steps, kw)) or (mask(3), {}))
+    monkeypatch.setattr(multitask_runs, "tune_union", lambda wb, tasks, vector, union, recipe:
+                        seen.append((tasks, union.count(), recipe)) or (mask(3), {}))
     regions = {"A": mask(0), "B": mask(1), "C": mask(2)}
-    masks, on = multitask_runs.fig8_regions(None, regions, {"g": ["A", "B"]}, {}, 10, {"max_examples": 32})
+    masks, on = multitask_runs.fig8_regions(None, regions, {"g": ["A", "B"]}, {}, "the recipe")
     assert set(masks) == {"single:A", "single:B", "single:C", "union:g", "tuned:g"}
     assert masks["union:g"].count() == 2 and on["union:g"] == on["tuned:g"] == ["A", "B"]
-    assert on["single:C"] == ["A", "B", "C"] and seen == [(["A", "B"], 2, 10, {"max_examples": 32})]
-    masks, _ = multitask_runs.fig8_regions(None, regions, {"g": ["A", "B"]}, {}, 0)
+    assert on["single:C"] == ["A", "B", "C"] and seen == [(["A", "B"], 2, "the recipe")]
+    masks, _ = multitask_runs.fig8_regions(None, regions, {"g": ["A", "B"]}, {}, None)
     assert "tuned:g" not in masks and len(seen) == 1

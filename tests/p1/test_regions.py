@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 import torch
@@ -24,14 +26,14 @@ RECIPE = FinetuneRecipe(optimizer="sgd", lr=5e-2, batch_size=4, steps=12, eval_e
 @pytest.fixture
 def wb(tmp_path, monkeypatch, sent_examples):
     """A smoke Workbench whose only task is the fixture sentiment task (no dependence on the data module)."""
-    import repro.data
+    import repro.workbench
     from repro.workbench import Workbench
 
     def fake_load_task(name, profile, seed=13, k=None, data_dir=None):
         return TaskData(SENTIMENT, train=list(sent_examples), dev=list(sent_examples[::2]),
                         test=list(sent_examples))
 
-    monkeypatch.setattr(repro.data, "load_task", fake_load_task, raising=False)
+    monkeypatch.setattr(repro.workbench, "load_task", fake_load_task)  # the name Workbench.task calls
     prof = get_profile("smoke").with_(p1_finetune=RECIPE, graft_steps=2)
     return Workbench(prof, artifacts_dir=tmp_path)
 
@@ -130,12 +132,14 @@ def test_snapshots_match_workbench_finetune(wb, tau):
 
 
 def test_checkpoint_tracking_rows_and_cache(wb):
-    out = checkpoint_tracking(wb, "sent", [0.01, 0.05], checkpoint=6, every=3, graft_steps=2, progress=False)
+    out = checkpoint_tracking(wb, "sent", [0.01, 0.05], checkpoint=6, every=3,
+                              graft=replace(wb.profile.graft, steps=2), progress=False)
     steps = sorted({r["step"] for r in out["rows"]})
     assert steps == [0, 3, 6, 9, 12]
     assert len(out["rows"]) == len(steps) * 3
     assert set(out["regions"]) == {"0.01", "0.05"}
-    again = checkpoint_tracking(wb, "sent", [0.01, 0.05], checkpoint=6, every=3, graft_steps=2, progress=False)
+    again = checkpoint_tracking(wb, "sent", [0.01, 0.05], checkpoint=6, every=3,
+                              graft=replace(wb.profile.graft, steps=2), progress=False)
     assert again["rows"] == out["rows"]
     summary = tracking_summary(out["rows"], checkpoint=6)
     assert {(s["model"], s["target_sparsity"]) for s in summary} == {("FT", None), ("graft", 0.01), ("graft", 0.05)}

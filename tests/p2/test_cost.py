@@ -30,7 +30,7 @@ def test_measure_dense_sparse_and_linearized(tiny_model, sent_examples):
 def test_peak_memory_counts_the_block_not_an_earlier_peak():
     import torch
 
-    from repro.p2.cost import PeakMemory
+    from repro.device import PeakMemory
 
     earlier = torch.ones(64 * 2**20 // 4)  # a 64 MiB peak before the block
     del earlier

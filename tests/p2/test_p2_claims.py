@@ -1,10 +1,10 @@
-"""Gates of the P2 task-arithmetic claims (repro.p2.claim_gates)."""
+"""Gates of the P2 task-arithmetic claims (repro.report.gates)."""
 
 from __future__ import annotations
 
 import pytest
 
-from repro.p2.claim_gates import gate, low_gain_tasks, negation_control_reason, normalized_reason
+from repro.report.gates import gate, low_gain_tasks, negation_control_reason, normalized_reason
 from repro.report.results import Results
 
 
@@ -36,7 +36,7 @@ def test_gate_gives_add_claim_arguments():
 
 
 def test_vision_claims_are_judged_only_on_vision_models():
-    from repro.p2.claim_gates import vision_reason
+    from repro.report.gates import vision_reason
 
     assert vision_reason("clip-vit-b32") is None
     assert "minilm" in vision_reason("minilm") and vision_reason("t5-small") is not None

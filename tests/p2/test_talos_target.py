@@ -107,6 +107,7 @@ def test_t5_target_is_the_sequence_log_likelihood_of_the_sampled_answer():
 def test_talos_mask_uses_the_family_target(tmp_path, family, monkeypatch):
     """p2.methods.talos_mask passes the profile's target to the calibration and keys its cache by it."""
     import repro.core.fisher as fisher
+    import repro.p2.methods as methods
     from repro.p2.methods import talos_mask
     from repro.workbench import Workbench
 
@@ -119,7 +120,7 @@ def test_talos_mask_uses_the_family_target(tmp_path, family, monkeypatch):
         seen["target"] = kw["target"]
         return real(*a, **kw)
 
-    monkeypatch.setattr(fisher, "talos_calibrate", spy)
+    monkeypatch.setattr(methods, "talos_calibrate", spy)  # the name p2.methods calls
     mask, meta = talos_mask(wb, prof.p2_tasks[0])
     assert seen["target"] == prof.talos.target and meta["config"]["target"] == prof.talos.target
     assert 0 < mask.count() < mask.eligible_count

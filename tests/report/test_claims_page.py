@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from repro.report.claims_page import (ClaimsPageError, ci_text, claims_page_markdown, fmt_number, is_exact, md_escape,
+from repro.report.claims_page import (ClaimsPageError, ci_text, claims_page_markdown, fmt_float, is_exact, md_escape,
                                       one_line, tally)
 
 
@@ -68,7 +68,7 @@ def test_rows_link_to_the_section_of_their_table(tmp_path):
 def test_formatting_helpers():
     assert one_line("Grafts recover >95% of FT (Fig. 2). Second sentence.") == "Grafts recover >95% of FT (Fig. 2)."
     assert one_line("word " * 50, width=20).endswith("…") and len(one_line("word " * 50, width=20)) <= 22
-    assert fmt_number(0.97123) == "0.971" and fmt_number(-20.04) == "-20.0" and fmt_number(1234.5) == "1234"
+    assert fmt_float(0.97123) == "0.971" and fmt_float(-20.04) == "-20.0" and fmt_float(1234.5) == "1234"
     assert ci_text(None) == "point rule, no CI"
     assert tally([_claim("p1-fig2-x", "holds"), {"holds": None}]) == {"holds": 1, "does-not-hold": 0,
                                                                        "inconclusive": 0, "not-testable": 1}

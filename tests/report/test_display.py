@@ -86,3 +86,16 @@ def test_graft_notice_is_one_plain_sentence_or_nothing():
     assert "in 1 of the 3 grafts" in text and "1 of the 3 grafts selected no parameter" in text
     assert "/" not in text.replace("train + dev", "") and "Warning" not in text  # no paths, no warning text
     assert note._repr_html_().startswith("<p") and text.endswith(".")
+
+
+def test_one_number_formatting_family():
+    """The formatters results, the claims page and the bench lines share (repro.report.display.fmt_*)."""
+    from repro.report.display import fmt_float, fmt_index, fmt_short, fmt_sparsity, fmt_value
+
+    assert fmt_value(92.34, "%") == "92.3%" and fmt_value(92.34, "%", std=0.5) == "92.3 ± 0.5 %"
+    assert fmt_value(-1.25, "pp", signed=True) == "-1.2 pp" and fmt_value(0.01234, "s") == "0.0123 s"
+    assert fmt_value(0.571, "") == "0.57" and fmt_value(None, "%") == fmt_value(float("nan"), "%") == "—"
+    assert fmt_index(17088.0) == "17,088" and fmt_index(12) == "12" and fmt_index(None) == ""
+    assert fmt_sparsity(0.01) == "0.01%" and fmt_sparsity(None) == "—" and fmt_sparsity(None, missing="") == ""
+    assert fmt_short(None) == "-" and fmt_short(0.123456) == "0.1235" and fmt_short(3) == "3"
+    assert fmt_float(0.97123) == "0.971" and fmt_float(None) == "—"

@@ -1,4 +1,5 @@
-"""The ``repro bench`` command: build the models, run every pair, print PASS/FAIL, write ``results/bench.json``.
+"""The ``repro bench`` command: build the models, run every pair, print each row's verdict (holds /
+does-not-hold), write ``results/bench.json``.
 
 ``--quick`` (target ≤ 5 min on 2 idle cores) measures MiniLM with fewer repeats, one TaLoS round and a shorter α grid;
 the full run does four TaLoS calibration rounds and more iterations.  ``--device cuda`` adds random-init
@@ -19,6 +20,11 @@ import torch
 from repro.bench.pairs import PAIRS, Setup, run_pairs
 from repro.bench.rows import format_row, summary, write_bench
 from repro.bench.scaling import blocks, book_rebuild_row, flops_rows, scaling_rows
+from repro.data import Example, TaskSpec
+from repro.data.tasks import ImageExample
+from repro.models.clip import CLIPImageClassifier
+from repro.models.sentence import SentenceEmbeddingClassifier, minilm_path
+from repro.paths import resolve_path, unwritable_reason
 
 WORDS = ("the film was a great and moving story with fine acting but a slow plot and dull ending that i "
          "hated although the music was wonderful and the cast truly superb").split()
@@ -31,8 +37,6 @@ FULL = dict(batch_size=32, n_calibration=32, n_eval=64, grid_points=21, repeats=
 
 def text_examples(n: int, seed: int = 0) -> list:
     """Deterministic sentences of 4 to 24 words with alternating labels."""
-    from repro.data import Example
-
     g = torch.Generator().manual_seed(seed)
     out = []
     for i in range(n):
@@ -44,16 +48,13 @@ def text_examples(n: int, seed: int = 0) -> list:
 
 def image_examples(n: int, size: int, seed: int = 0) -> list:
     """Random preprocessed images ``[3, size, size]`` with alternating labels."""
-    from repro.data.tasks import ImageExample
-
     g = torch.Generator().manual_seed(seed)
     return [ImageExample(torch.randn(3, size, size, generator=g), i % 2) for i in range(n)]
 
 
 def _sentence_model(hidden: int, layers: int, heads: int, vocab: int, max_length: int):
+    # heavy (transformers): loaded only when this model family is used
     from transformers import AutoTokenizer, BertConfig, BertModel
-
-    from repro.models.sentence import SentenceEmbeddingClassifier, minilm_path
 
     tok = AutoTokenizer.from_pretrained(str(minilm_path()))
     cfg = BertConfig(vocab_size=vocab, hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=heads,
@@ -63,9 +64,7 @@ def _sentence_model(hidden: int, layers: int, heads: int, vocab: int, max_length
 
 
 def _vit(width: int, layers: int, image_size: int, patch: int, embed_dim: int, text_width: int, text_layers: int):
-    import open_clip
-
-    from repro.models.clip import CLIPImageClassifier
+    import open_clip  # optional heavy dependency (open_clip): vision models only
 
     torch.manual_seed(0)
     clip = open_clip.CLIP(embed_dim, vision_cfg=dict(image_size=image_size, patch_size=patch, width=width,
@@ -93,8 +92,6 @@ MODELS: dict[str, tuple[Callable, Callable[[int], list], str]] = {
 
 def setup_for(key: str, device: str, settings: dict) -> Setup:
     """Build model ``key`` on ``device`` with one binary task and enough examples for every pair."""
-    from repro.data import TaskSpec
-
     build, examples, label = MODELS[key]
     model = build().to(device)
     if key in ("vit-b32-sized", "tiny-vit"):
@@ -122,8 +119,6 @@ def run(device: str = "cpu", quick: bool = False, models: Sequence[str] | None =
         only: Sequence[str] | None = None, scaling: bool = True, book: bool = True, output: str | Path | None = None,
         log: Callable[[str], None] = print) -> dict:
     """Measure everything, print each row as it is measured, write the JSON; returns ``{"rows", "scaling"}``."""
-    from repro.paths import resolve_path
-
     t_start = time.perf_counter()
     settings = QUICK if quick else FULL
     models = list(models or DEFAULT_MODELS[device])
@@ -193,8 +188,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = ap.parse_args(argv)
     problem = check_device(args.device)
     if not problem and args.output:
-        from repro.paths import unwritable_reason
-
         problem = unwritable_reason(args.output, "--output", folder=False)  # before the measurement, not after
     if problem:
         print(problem, file=sys.stderr)

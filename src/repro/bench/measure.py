@@ -1,4 +1,4 @@
-"""Timing and memory helpers of the benchmark (built on :class:`repro.p2.cost.PeakMemory`).
+"""Timing and memory helpers of the benchmark (built on :func:`repro.device.sync` and :class:`repro.device.PeakMemory`).
 
 - :func:`timed` — median wall time of ``repeats`` calls after ``warmup`` calls (``torch.cuda.synchronize``
   around each call on a GPU).
@@ -21,14 +21,9 @@ from typing import Any, Callable, Iterable
 
 import torch
 
-from repro.p2.cost import PeakMemory
+from repro.device import PeakMemory, sync
 
 GIB = 2**30
-
-
-def sync(device: torch.device | str) -> None:
-    if torch.device(device).type == "cuda":
-        torch.cuda.synchronize(device)
 
 
 def release_memory() -> None:

@@ -23,6 +23,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
+import time
 
 import torch
 
@@ -36,7 +37,8 @@ from repro.models.base import Classifier
 from repro.p2.cost import measure_iteration
 from repro.profiles import FinetuneRecipe
 from repro.bench.measure import GIB, model_bytes, paired, peak_growth, release_memory, tensor_bytes
-from repro.bench.rows import make_row
+from repro.bench.rows import make_row, format_row
+from repro.artifacts import save_tensors
 
 #: P2 Table 3 ViT-B/32 ratios to non-linear FT (book/reference/talos_table3.csv): the issue's targets
 PAPER_TALOS_TIME, PAPER_TALOS_MEMORY = 0.1644 / 0.3722, 4.7 / 6.5
@@ -314,8 +316,6 @@ def _stored_bytes(stem: Path) -> int:
 
 def storage_rows(s: Setup) -> list[dict]:
     """Bytes on disk of a 0.01 % graft and a 90 %-sparse TaLoS task vector vs a dense whole-model checkpoint."""
-    from repro.artifacts import save_tensors
-
     model = s.model
     delta = synthetic_vector(model, model.graftable_names())
     region = movement_mask(delta, 1e-4)
@@ -351,9 +351,6 @@ PAIRS: dict[str, Callable[[Setup], list[dict]]] = {
 
 def run_pairs(s: Setup, only: Sequence[str] | None = None, log: Callable[[str], None] = print) -> list[dict]:
     """Every pair (or ``only`` these) on one setup; each row gets ``seconds``, the wall time of its pair."""
-    import time
-
-    from repro.bench.rows import format_row
 
     rows = []
     for key, fn in PAIRS.items():

@@ -4,7 +4,9 @@ Every row has the keys {name, ours, baseline, ratio, target, pass, unit, device,
 ratio is compared with the target: ``<=`` or ``>=``), ``ratio_def`` (what the ratio divides), ``seconds`` (wall
 time spent measuring the row), and optional ``paper`` (the papers' printed ratio), ``official`` (what the
 official code does) and ``note``.  ``pass`` is None where there is no target ("report" rows) or nothing was
-measured.
+measured.  A row's verdict speaks the claims' vocabulary (:mod:`repro.report.verdicts`): ``pass`` True / False is
+``holds`` / ``does-not-hold`` (an exact comparison, :func:`repro.report.verdicts.decide` on a point value), a
+target with nothing measured is ``not-testable``, and a row without a target is only reported (``report``).
 """
 
 from __future__ import annotations
@@ -15,6 +17,9 @@ import math
 import platform
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
+
+from repro.report.display import fmt_short
+from repro.report.verdicts import HOLDS, decide
 
 ROW_KEYS: tuple[str, ...] = ("name", "ours", "baseline", "ratio", "target", "pass", "unit", "device", "model")
 OPS: tuple[str, ...] = ("<=", ">=")
@@ -29,13 +34,13 @@ def _num(x: Any) -> float | None:
 
 
 def verdict(ratio: float | None, target: float | None, op: str = "<=") -> bool | None:
-    """PASS (True) / FAIL (False) of ``ratio`` against ``target``; None when either is missing."""
+    """Whether ``ratio op target`` holds (True) or does not (False), exactly (no CI); None when either is missing."""
     if op not in OPS:
         raise ValueError(f"unknown comparison {op!r}; choose one of {OPS}")
     ratio, target = _num(ratio), _num(target)
     if ratio is None or target is None:
         return None
-    return ratio <= target if op == "<=" else ratio >= target
+    return HOLDS[decide(ratio, ratio, op, target)]
 
 
 def make_row(name: str, ours: float | None, baseline: float | None, unit: str, *, device: str, model: str,
@@ -70,34 +75,29 @@ def validate_rows(rows: Iterable[Mapping[str, Any]]) -> None:
 
 
 def status(row: Mapping[str, Any]) -> str:
+    """The row's verdict in the claims' words: ``holds`` / ``does-not-hold``; ``report`` for a measured row without a
+    target; ``not-testable`` where nothing was measured."""
     if row["pass"] is True:
-        return "PASS"
+        return "holds"
     if row["pass"] is False:
-        return "FAIL"
-    return "report" if row.get("ours") is not None else "not measured"
-
-
-def _fmt(x: Any) -> str:
-    if x is None:
-        return "-"
-    if isinstance(x, float):
-        return f"{x:.4g}"
-    return str(x)
+        return "does-not-hold"
+    return "report" if row.get("ours") is not None else "not-testable"
 
 
 def format_row(row: Mapping[str, Any]) -> str:
     """One printed line: name, ours, baseline, ratio against target, verdict, seconds spent."""
-    target = f"{row.get('op', '<=')} {_fmt(row['target'])}" if row["target"] is not None else "report"
+    target = f"{row.get('op', '<=')} {fmt_short(row['target'])}" if row["target"] is not None else "report"
     paper = f" (paper {row['paper']:.3g})" if isinstance(row.get("paper"), (int, float)) else ""
-    return (f"{row['name']:<44} ours {_fmt(row['ours']):>10} {row['unit']:<8} base {_fmt(row['baseline']):>10}  "
-            f"ratio {_fmt(row['ratio']):>8} target {target:<9}{paper}  {status(row):<6} "
+    return (f"{row['name']:<44} ours {fmt_short(row['ours']):>10} {row['unit']:<8} "
+            f"base {fmt_short(row['baseline']):>10}  "
+            f"ratio {fmt_short(row['ratio']):>8} target {target:<9}{paper}  {status(row):<13} "
             f"[{row.get('seconds', 0.0):.1f} s]")
 
 
 def summary(rows: Sequence[Mapping[str, Any]]) -> str:
     n_pass = sum(r["pass"] is True for r in rows)
     n_fail = sum(r["pass"] is False for r in rows)
-    return f"{n_pass} PASS, {n_fail} FAIL, {len(rows) - n_pass - n_fail} report / not measured"
+    return f"{n_pass} holds, {n_fail} does-not-hold, {len(rows) - n_pass - n_fail} report / not-testable"
 
 
 def write_bench(path: str | Path, rows: Sequence[Mapping[str, Any]], scaling: Sequence[Mapping[str, Any]] = (),

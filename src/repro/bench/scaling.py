@@ -20,11 +20,14 @@ import time
 from typing import Any, Sequence
 
 import torch
+from torch.utils.flop_counter import FlopCounterMode
 
 from repro.bench.measure import timed
 from repro.bench.pairs import Setup, graft_pair, official_fisher_round, trainable
 from repro.core.fisher import diagonal_fisher
 from repro.bench.rows import make_row
+from repro.paths import resolve_path
+from repro.runner.notebooks import book_notebooks
 
 
 def fit_exponent(sizes: Sequence[float], times: Sequence[float]) -> float | None:
@@ -116,8 +119,6 @@ def matmul_peak_gflops(device: str, n: int | None = None, repeats: int = 3) -> f
 
 def flops_rows(s: Setup) -> list[dict]:
     """The model's forward + backward GFLOP/s (trainable = maskable set) beside the measured matmul peak."""
-    from torch.utils.flop_counter import FlopCounterMode
-
     model, names, ex = s.model, s.model.maskable_names(), s.batch
     model.train()
 
@@ -148,9 +149,6 @@ def book_rebuild_row(profile: str = "cpu", output_dir: str = "results", timeout:
     Measured only when every book notebook has an executed copy and a cache record for the profile; otherwise
     the row carries ``ours = None`` and says how to produce a built book first.
     """
-    from repro.paths import resolve_path
-    from repro.runner.notebooks import book_notebooks
-
     root = resolve_path(output_dir) / profile
     names = book_notebooks()
     missing = [n for n in names if not all((root / f"{n}{ext}").exists() for ext in (".json", ".ipynb", ".cache.json"))]

@@ -26,6 +26,7 @@ from typing import Callable, Iterator, Mapping, Sequence
 
 import torch
 from torch import nn
+from torch.nn.utils import parametrize
 
 from repro.data import Example
 from repro.core.finetune import TrainResult, train
@@ -122,8 +123,6 @@ def inject_lora(model: Classifier, rank: int, alpha: float, targets: Sequence[st
     """Insert LoRA on Q and V; returns (its parameter names, fold() → τ over the original names, remove()).
 
     ``style`` (a :class:`LoraStyle` or a key of :data:`LORA_STYLES`) sets the scale s and the init of A."""
-    from torch.nn.utils import parametrize
-
     style = lora_style(style) if isinstance(style, str) else style
     targets = lora_targets(model) if targets is None else tuple(targets)
     if targets == ("in_proj_weight",):  # packed attention (CLIP ViT): our own Q/V parametrization
@@ -142,7 +141,7 @@ def inject_lora(model: Classifier, rank: int, alpha: float, targets: Sequence[st
             for m in sites.values():
                 parametrize.remove_parametrizations(m, "in_proj_weight", leave_parametrized=False)
     else:
-        from peft import LoraConfig, inject_adapter_in_model
+        from peft import LoraConfig, inject_adapter_in_model  # heavy (peft, ~10 s import): the PEFT LoRA path only
 
         # peft scales by lora_alpha / r: s = α asks for lora_alpha = α·r
         peft_alpha = alpha if style.scale == "alpha/r" else alpha * rank

@@ -16,6 +16,7 @@ import warnings
 from dataclasses import dataclass
 from typing import Iterator, Mapping, Sequence
 
+import numpy as np
 import torch
 from torch.func import functional_call, jvp
 
@@ -38,6 +39,11 @@ class Predictions:
     def preds(self) -> torch.Tensor:
         return self.logits.argmax(-1)
 
+    def correct(self) -> np.ndarray:
+        """Per-example 0/1 correctness (argmax = label) as a uint8 array on the CPU; the one definition every
+        paired bootstrap and stored ``*_correct`` list uses (for an F1 task it is the accuracy correctness)."""
+        return (self.preds == self.labels).to(torch.uint8).cpu().numpy()
+
 
 @functools.cache
 def _load_jvp_decompositions() -> None:
@@ -45,7 +51,7 @@ def _load_jvp_decompositions() -> None:
     ``torch.jit.script`` and warns about it on the first ``jvp`` (a FutureWarning printed into every notebook)."""
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=r".*torch\.jit\.script.* is deprecated", category=FutureWarning)
-        import torch._decomp.decompositions_for_jvp  # noqa: F401
+        import torch._decomp.decompositions_for_jvp  # noqa: F401 - once, under the warnings filter above
 
 
 def forward(model: Classifier, batch: dict[str, torch.Tensor], task: str,

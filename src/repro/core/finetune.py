@@ -20,6 +20,7 @@ import random
 import weakref
 from dataclasses import dataclass, field
 from typing import Callable, Mapping, Sequence
+import time
 
 import torch
 from repro.progress import progress_bar
@@ -259,8 +260,6 @@ def train(
     the training precision (:func:`repro.device.autocast`).  The order of the batches is drawn up front from
     ``seed`` (the same draws as drawing them step by step).
     """
-    import time
-
     if not train_data:
         raise ValueError("train_data is empty: give at least one task's training examples")
     empty = [t for t, ex in train_data.items() if len(ex) == 0]

@@ -97,7 +97,7 @@ def _eval_mode(model: Classifier) -> Iterator[None]:
 def _vmap_safe_hf_masks() -> Iterator[None]:
     """Make transformers' attention-mask builder treat functorch-wrapped tensors as traced (no value checks)."""
     try:
-        import transformers.masking_utils as mu
+        import transformers.masking_utils as mu  # optional: only where this transformers version has it
     except ImportError:  # older transformers / non-HF model: nothing to patch
         yield
         return

@@ -17,6 +17,7 @@ from typing import Iterable, Mapping
 import torch
 
 from repro.models.base import layer_index, module_type
+from repro.artifacts import load_tensors, save_tensors, tensor_digest
 
 Shapes = dict[str, tuple[int, ...]]
 
@@ -217,8 +218,6 @@ class Mask:
 
     def digest(self) -> str:
         """Fingerprint of the selection and its eligible shapes (:func:`repro.artifacts.tensor_digest`)."""
-        from repro.artifacts import tensor_digest
-
         return tensor_digest(self.tensors)
 
     # --- tensors ----------------------------------------------------------------------------------------
@@ -239,8 +238,6 @@ class Mask:
     # --- storage ----------------------------------------------------------------------------------------
     def save(self, path: str | Path, meta: dict | None = None) -> None:
         """Sparse on-disk form: ``<path>.safetensors`` (flat int64 indices per tensor) + ``<path>.json``."""
-        from repro.artifacts import save_tensors
-
         idx = {n: t.reshape(-1).nonzero().reshape(-1).to(torch.int64) for n, t in self.tensors.items()}
         info = {"kind": "mask", "shapes": {n: list(s) for n, s in self.shapes.items()}, "count": self.count(),
                 "density": self.density(), **(meta or {})}
@@ -248,8 +245,6 @@ class Mask:
 
     @classmethod
     def load(cls, path: str | Path) -> "Mask":
-        from repro.artifacts import load_tensors
-
         idx, info = load_tensors(path)
         if info.get("kind") != "mask":
             raise ValueError(f"{path} is not a mask artifact (kind={info.get('kind')!r})")

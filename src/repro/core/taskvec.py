@@ -22,6 +22,7 @@ import torch
 
 from repro.core.checks import NonFiniteError, check_finite, check_shapes
 from repro.core.masks import Mask
+from repro.artifacts import load_tensors, save_tensors
 
 Tensors = Mapping[str, torch.Tensor]
 
@@ -197,8 +198,6 @@ class TaskVector:
 
     def save(self, path: str | Path, meta: dict | None = None) -> None:
         """Sparse artifact ``<path>.safetensors`` + ``<path>.json`` (atomic, via :mod:`repro.artifacts`)."""
-        from repro.artifacts import save_tensors
-
         tensors, shapes = self.to_sparse_storage()
         info = {**(meta or {}), "kind": "taskvec", "shapes": shapes,
                 "dtypes": {n: str(t.dtype).replace("torch.", "") for n, t in self.tensors.items()},
@@ -208,8 +207,6 @@ class TaskVector:
     @classmethod
     def load(cls, path: str | Path) -> "TaskVector":
         """Inverse of :meth:`save` (dense CPU tensors; the JSON metadata is kept in ``.meta``)."""
-        from repro.artifacts import load_tensors
-
         tensors, info = load_tensors(path)
         if info.get("kind") != "taskvec":
             raise ValueError(f"{path} is not a task-vector artifact (kind={info.get('kind')!r})")

@@ -14,13 +14,12 @@ from typing import Sequence
 
 from repro.data.loaders import check_data_dir, check_tasks
 from repro.data.tasks import DataError
+from repro.data.packaged import package_digest
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if args[:1] == ["--packaged"]:  # the runner's cache key: one "<source> <version>:<digest>" line per source
-        from repro.data.packaged import package_digest
-
         for source in args[1:]:
             print(source, package_digest(source))
         return 0

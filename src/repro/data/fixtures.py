@@ -25,8 +25,12 @@ import random
 from pathlib import Path
 from typing import Any, Iterable
 
+from PIL import Image
+
 from repro.data import layout
 from repro.data.shapes import DATASET_SHAPES, label_names
+from repro.data.hub_nlp import NLP_SOURCES, N_VAL
+from repro.data.tasks import get_spec
 
 FIXTURE_SCALE = 64  # the paper's 64-shot becomes 1-shot, its 4096-shot 64-shot
 FIXTURE_CAP = 256
@@ -46,8 +50,6 @@ def fixture_counts(task: str, scale: int = FIXTURE_SCALE, cap: int = FIXTURE_CAP
     shape = DATASET_SHAPES[task]
     out = {split: tuple(min(cap, max(1, c // scale)) for c in counts) for split, counts in shape.splits.items()}
     if shape.family == "nlp":  # the T5 protocol's 32 validation examples are an absolute size (spec D5)
-        from repro.data.hub_nlp import N_VAL, NLP_SOURCES
-
         held = NLP_SOURCES[task].eval_split
         floor = -(-(N_VAL + 8) // shape.num_labels)  # 32 validation examples and at least 8 test ones
         out[held] = tuple(max(floor, c) for c in out[held])
@@ -94,8 +96,6 @@ def _text_rows(task: str, labels: Iterable[int], pair: bool) -> Iterable[dict[st
 
 
 def _write_images(split_dir: Path, labels: list[int], n_classes: int) -> None:
-    from PIL import Image
-
     for n, y in enumerate(labels):
         colour = ((37 * y) % 256, (91 * y + 40) % 256, (53 * y + 90) % 256)
         path = layout.image_path(split_dir, y, n, "png")
@@ -118,8 +118,6 @@ def write_fixture_task(dest: Path, task: str, scale: int = FIXTURE_SCALE, cap: i
         elif shape.family == "nlp":
             layout.write_jsonl(tmp / f"{split}.jsonl", (_nlp_row(task, y, i) for i, y in enumerate(labels)))
         else:
-            from repro.data.tasks import get_spec
-
             layout.write_jsonl(tmp / f"{split}.jsonl", _text_rows(task, labels, get_spec(task).pair))
     layout.commit(tmp, folder, {"task": task, "family": shape.family, "fixture": True, "scale": scale, "cap": cap,
                                 "splits": {k: sum(v) for k, v in counts.items()}})

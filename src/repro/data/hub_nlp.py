@@ -235,7 +235,7 @@ def read_story_cloze_csvs(folder: str | Path) -> dict[str, list[dict[str, Any]]]
 
 def hub_rows(refs: tuple[HubRef, ...], split: str) -> list[dict[str, Any]]:
     """The rows of ``split`` from the first of ``refs`` that loads; all failing raises one line listing each."""
-    import datasets
+    import datasets  # heavy: fetching only
 
     errors = []
     for ref in refs:

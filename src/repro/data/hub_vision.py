@@ -32,6 +32,11 @@ import random
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
+import shutil
+import zipfile
+
+from repro.data import layout
+from repro.data.tasks import DataError
 
 #: zero-shot head templates per task ("{}" = the class name)
 VISION_TEMPLATES: dict[str, tuple[str, ...]] = {
@@ -114,6 +119,7 @@ def vision_root() -> Path:
 
 def templates_for(task: str) -> tuple[str, ...]:
     if task == "ImageNet":
+        # optional heavy dependency (open_clip): vision models only
         from open_clip.zero_shot_metadata import OPENAI_IMAGENET_TEMPLATES
 
         return tuple(OPENAI_IMAGENET_TEMPLATES)
@@ -195,6 +201,7 @@ FETCHED_SPLITS: dict[str, tuple[str, ...]] = {
 def display_names(task: str, raw: Sequence[str]) -> list[str]:
     """The class names the zero-shot head embeds, from the source's names stored in ``LABELS.json``."""
     if task == "ImageNet":
+        # optional heavy dependency (open_clip): vision models only
         from open_clip.zero_shot_metadata import IMAGENET_CLASSNAMES
 
         return list(IMAGENET_CLASSNAMES)
@@ -208,9 +215,6 @@ def display_names(task: str, raw: Sequence[str]) -> list[str]:
 def load_vision(task: str, root: str | Path | None = None) -> VisionSplits:
     """The splits of vision ``task`` (one of :data:`VISION_TASKS`) from the fetched layout under ``root`` (default:
     the data root), split as the official code (see the module doc)."""
-    from repro.data import layout
-    from repro.data.tasks import DataError
-
     if task not in FETCHED_SPLITS:
         raise KeyError(f"unknown vision task {task!r}; choose one of {', '.join(VISION_TASKS)}")
     folder = layout.task_dir(root, "vision", task)
@@ -253,7 +257,7 @@ RESISC45_FILES = {"archive": "NWPU-RESISC45.zip", "train": "resisc45-train.txt",
 def source_splits(task: str, source_root: str | Path | None = None) -> tuple[list[str], dict[str, list]]:
     """``(source class names, {stored split: [(image, label)]})`` of vision ``task`` from its source (torchvision,
     or the hub for RESISC45), an image being a file path or a callable returning a PIL image."""
-    import torchvision.datasets as tvd
+    import torchvision.datasets as tvd  # heavy: fetching only
 
     root = Path(source_root).expanduser() if source_root else vision_root()
     if task == "MNIST":
@@ -293,9 +297,7 @@ def source_splits(task: str, source_root: str | Path | None = None) -> tuple[lis
 def _resisc45(root: Path) -> tuple[list[str], dict[str, list]]:
     """RESISC45 from the hub repository torchgeo/resisc45: the image archive (one folder per class) and the
     train / val / test file lists of torchgeo (the splits of Neumann et al. 2019)."""
-    import zipfile
-
-    from huggingface_hub import hf_hub_download
+    from huggingface_hub import hf_hub_download  # heavy: fetching only
 
     got = {k: Path(hf_hub_download(RESISC45_REPO, f, repo_type="dataset", revision=RESISC45_REVISION))
            for k, f in RESISC45_FILES.items()}
@@ -318,8 +320,6 @@ def _resisc45(root: Path) -> tuple[list[str], dict[str, list]]:
 
 def write_images(split_dir: Path, items: Sequence[tuple[Any, int]]) -> int:
     """Write ``(image, label)`` items into ``split_dir/<label>/<n>.<ext>`` (files copied, PIL images as PNG)."""
-    import shutil
-
     made: set[Path] = set()
     for n, (img, label) in enumerate(items):
         if isinstance(img, (str, Path)):
@@ -340,8 +340,6 @@ def write_images(split_dir: Path, items: Sequence[tuple[Any, int]]) -> int:
 
 def fetch_vision(task: str, root: str | Path | None = None, source_root: str | Path | None = None) -> dict[str, Any]:
     """Write vision ``task`` into the fetched layout (``vision/<Task>/``).  Returns the ``FETCHED.json`` record."""
-    from repro.data import layout
-
     names, splits = source_splits(task, source_root)
     missing = [s for s in FETCHED_SPLITS[task] if not splits.get(s)]
     if missing:

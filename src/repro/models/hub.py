@@ -51,7 +51,7 @@ def offline() -> None:
     for key, value in OFFLINE_ENV.items():
         os.environ[key] = value
     try:  # the hub library reads the variable once, at import
-        import huggingface_hub.constants as hc
+        import huggingface_hub.constants as hc  # read at import time: after the offline env vars above
 
         hc.HF_HUB_OFFLINE = True
     except ImportError:  # pragma: no cover - no hub library, nothing to switch off
@@ -79,7 +79,7 @@ def fetch_model(key: str, root: str | Path | None = None) -> dict[str, Any]:
         return {"model": key, "skipped": True}
     folder.mkdir(parents=True, exist_ok=True)
     if src.kind == "open_clip":
-        import open_clip
+        import open_clip  # optional heavy dependency (open_clip): vision models only
 
         cfg = open_clip.get_pretrained_cfg(src.repo, src.tag)
         if not cfg:
@@ -88,7 +88,7 @@ def fetch_model(key: str, root: str | Path | None = None) -> dict[str, Any]:
         record: dict[str, Any] = {"model": key, "source": f"open_clip:{src.repo}/{src.tag}",
                                   "file": os.path.relpath(path, folder)}
     else:
-        from huggingface_hub import snapshot_download
+        from huggingface_hub import snapshot_download  # heavy: fetching only
 
         snapshot_download(src.repo, local_dir=str(folder), allow_patterns=list(ALLOW_PATTERNS))
         record = {"model": key, "source": f"hub:{src.repo}"}

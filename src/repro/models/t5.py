@@ -33,6 +33,7 @@ from torch import nn
 from repro.data.tasks import Example, TaskSpec
 from repro.models.base import Classifier
 from repro.models.prompt_lm import attention_mask_for, fit_text, render_segments
+from repro.models.tiny_tokenizers import tiny_t5_tokenizer
 
 
 class ChoiceHead(nn.Module):
@@ -121,6 +122,7 @@ class T5RankClassifier(Classifier):
         """D5: logits[b, c] = Σ_t log p(choice_c,t | choice_c,<t, x_b), no length normalization.
 
         With ``batch["decode_choices"]`` ([B, K] choice indices) only those choices are decoded: logits [B, K]."""
+        # heavy (transformers): loaded only when this model family is used
         from transformers.modeling_outputs import BaseModelOutput
 
         self._check_task(task)
@@ -166,6 +168,7 @@ class T5RankClassifier(Classifier):
 
 def build_t5(name: str = "t5-base", max_length: int = 256) -> T5RankClassifier:
     """Pre-trained ``T5ForConditionalGeneration`` + tokenizer from the hub (``t5-small`` / ``-base`` / ``-large``)."""
+    # heavy (transformers): loaded only when this model family is used
     from transformers import AutoTokenizer, T5ForConditionalGeneration
 
     hub = name if "/" in name else f"google-t5/{name}"
@@ -177,9 +180,8 @@ def build_t5(name: str = "t5-base", max_length: int = 256) -> T5RankClassifier:
 def build_tiny_t5(seed: int = 0, hidden: int = 32, layers: int = 2, max_length: int = 64,
                   extra_words: Sequence[str] = ()) -> T5RankClassifier:
     """Random-init tiny ``T5ForConditionalGeneration`` with the offline tiny Unigram tokenizer (tests, smoke)."""
+    # heavy (transformers): loaded only when this model family is used
     from transformers import T5Config, T5ForConditionalGeneration
-
-    from repro.models.tiny_tokenizers import tiny_t5_tokenizer
 
     tok = tiny_t5_tokenizer(tuple(extra_words))
     cfg = T5Config(vocab_size=len(tok), d_model=hidden, d_kv=hidden // 2, d_ff=2 * hidden, num_layers=layers,

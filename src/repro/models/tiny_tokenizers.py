@@ -19,6 +19,8 @@ import string
 from functools import lru_cache
 from typing import Iterable
 
+from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
+
 #: words every tiny tokenizer knows as single tokens: the LM-BFF label words, the GPT-2 options, the words of
 #: the prompt templates, and the vocabulary of the repo's test/generated sentences.
 TINY_WORDS: tuple[str, ...] = tuple(sorted(set("""
@@ -45,8 +47,6 @@ def _corpus_words(extra_words: Iterable[str]) -> tuple[str, ...]:
 
 @lru_cache(maxsize=8)
 def _bpe_backend(words: tuple[str, ...]):
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-
     specials = ["<s>", "<pad>", "</s>", "<unk>", "<mask>"]  # RoBERTa order: <s>=0, <pad>=1, </s>=2, <unk>=3
     tok = Tokenizer(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
@@ -69,7 +69,7 @@ def tiny_bpe_tokenizer(flavour: str = "roberta", extra_words: Iterable[str] = ()
     words = _corpus_words(extra_words)
     backend = _bpe_backend(words)
     if flavour == "roberta":
-        from tokenizers import processors
+        # heavy (transformers): loaded only when this model family is used
         from transformers import RobertaTokenizerFast
 
         backend = backend.__class__.from_str(backend.to_str())  # private copy
@@ -79,7 +79,7 @@ def tiny_bpe_tokenizer(flavour: str = "roberta", extra_words: Iterable[str] = ()
         return RobertaTokenizerFast(tokenizer_object=backend, bos_token="<s>", eos_token="</s>", sep_token="</s>",
                                     cls_token="<s>", unk_token="<unk>", pad_token="<pad>", mask_token="<mask>")
     if flavour == "gpt2":
-        from transformers import GPT2TokenizerFast
+        from transformers import GPT2TokenizerFast  # heavy (transformers): loaded only when this model family is used
 
         backend = backend.__class__.from_str(backend.to_str())
         # GPT-2 has a single special token (<|endoftext|>, here </s>) and no padding token of its own
@@ -106,8 +106,7 @@ def _unigram_vocab(words: tuple[str, ...]) -> tuple[tuple[str, float], ...]:
 
 def tiny_t5_tokenizer(extra_words: Iterable[str] = ()):
     """A tiny Unigram tokenizer with T5's special-token layout, wrapped as T5TokenizerFast (one sentinel)."""
-    from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors
-    from transformers import T5TokenizerFast
+    from transformers import T5TokenizerFast  # heavy (transformers): loaded only when this model family is used
 
     vocab = list(_unigram_vocab(_corpus_words(extra_words)))
     backend = Tokenizer(models.Unigram(vocab, unk_id=2, byte_fallback=False))

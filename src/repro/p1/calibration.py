@@ -102,8 +102,8 @@ def in_top_bin(conf: Any, n_bins: int = 10) -> np.ndarray:
 
 def per_example(pred: Predictions) -> dict[str, np.ndarray]:
     """Per-example ``conf`` (top probability) and ``correct`` (0/1) of one model's predictions."""
-    conf, top = pred.probs.max(dim=-1)
-    return {"conf": conf.float().cpu().numpy(), "correct": (top == pred.labels).to(torch.uint8).cpu().numpy()}
+    conf = pred.probs.max(dim=-1).values
+    return {"conf": conf.float().cpu().numpy(), "correct": pred.correct()}
 
 
 @dataclass

@@ -21,6 +21,7 @@ import torch
 from repro.core.finetune import train
 from repro.core.masks import Mask
 from repro.profiles import FinetuneRecipe
+from repro.workbench import VECTOR
 
 if TYPE_CHECKING:  # pragma: no cover
     from repro.workbench import Workbench
@@ -65,8 +66,6 @@ def sequential_finetune(wb: "Workbench", sequence: Sequence[str], recipe: Finetu
     FT does.  ``recipe`` trains stage 1 (so it is the cached single-task FT / graft re-training run) and, unless
     ``later_recipe`` is given, every later stage too.
     """
-    from repro.workbench import VECTOR
-
     if not sequence:
         raise ValueError("empty task sequence")
     given, given_later = recipe, later_recipe
@@ -82,8 +81,8 @@ def sequential_finetune(wb: "Workbench", sequence: Sequence[str], recipe: Finetu
         if regions is not None:
             trainable = continual_trainable(regions, sequence, n)
         config = {"kind": "continual", "sequence": list(sequence[: n + 1]), "k": wb.profile.k_shot, "seed": seed,
-                  "recipe": asdict(recipe), "later_recipe": asdict(later_recipe), "model": wb.profile.model, "max_length": wb.profile.max_length,
-                  "data": wb.data_tag, "tag": tag,
+                  "recipe": asdict(recipe), "later_recipe": asdict(later_recipe), **wb.data_key(),
+                  "tag": tag,
                   "regions": None if regions is None else
                   {t: f"{regions[t].count()}:{regions[t].digest()}" for t in sequence[: n + 1]}}
         count = trainable.count() if isinstance(trainable, Mask) else len(trainable)

@@ -28,7 +28,7 @@ def split_metrics(wb: "Workbench", task: str, overrides: Mapping[str, torch.Tens
     pred = wb.predict(task, split, overrides)
     loss = torch.nn.functional.cross_entropy(pred.logits.float(), pred.labels).item()
     return {"loss": loss, "acc": accuracy(pred.preds, pred.labels), "n": int(pred.labels.numel()),
-            "correct": (pred.preds == pred.labels).to(torch.uint8).cpu().numpy()}
+            "correct": pred.correct()}
 
 
 def gap_from_splits(tr: Mapping[str, Any], te: Mapping[str, Any]) -> dict[str, float]:

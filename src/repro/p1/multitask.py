@@ -22,14 +22,18 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import torch
+import pandas as pd
 
 from repro.artifacts import tensor_digest
-from repro.data import Example
+from repro.data import fixed_subset
 from repro.core.grafting import learn_joint_graft
 from repro.core.masks import Mask
 from repro.core.metrics import accuracy
+from repro.report.display import plotting
+from repro.workbench import MASK
 
 if TYPE_CHECKING:  # pragma: no cover
+    from repro.profiles import GraftRecipe
     from repro.workbench import Workbench
 
 
@@ -60,15 +64,6 @@ def union_regions(regions: Mapping[str, Mask], groups: Mapping[str, Sequence[str
             raise KeyError(f"group {g!r}: no region for {missing}; regions exist for {sorted(regions)}")
         out[g] = Mask.union(regions[t] for t in members)
     return out
-
-
-def subsample(examples: Sequence[Example], limit: int | None, seed: int = 0) -> list[Example]:
-    """A fixed label-balanced subset of at most ``limit`` examples; all of them when ``limit`` is falsy."""
-    from repro.data import balanced_sample
-
-    if not limit or len(examples) <= limit:
-        return list(examples)
-    return balanced_sample(examples, limit, seed=seed)
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -109,7 +104,7 @@ def mt_reference(wb: "Workbench", tasks: Sequence[str], vector: Mapping[str, tor
 
 
 def _acc(wb: "Workbench", task: str, overrides, split: str, limit: int | None) -> float:
-    ex = subsample(wb.task(task).split(split), limit)
+    ex = fixed_subset(wb.task(task).split(split), limit)
     pred = wb.predict(task, examples=ex, overrides=overrides)
     return accuracy(pred.preds, pred.labels)
 
@@ -117,23 +112,19 @@ def _acc(wb: "Workbench", task: str, overrides, split: str, limit: int | None) -
 
 
 def tune_union(wb: "Workbench", tasks: Sequence[str], vector: Mapping[str, torch.Tensor], union: Mask,
-               steps: int = 10, seed: int | None = None, tag: str = "", lr: float | None = None,
-               max_examples: int | None = None) -> tuple[Mask, dict]:
-    """Cached :func:`repro.core.grafting.learn_joint_graft` of ``union`` on ``tasks``' k-shot data with the profile's graft settings
-    (``lr`` / ``max_examples`` per task override the profile's)."""
-    from repro.workbench import MASK
-
+               recipe: GraftRecipe | None = None, seed: int | None = None, tag: str = "") -> tuple[Mask, dict]:
+    """Cached :func:`repro.core.grafting.learn_joint_graft` of ``union`` on ``tasks``' k-shot data with ``recipe``
+    (None: the profile's graft recipe with the paper's 10 steps; ``max_examples`` is per task)."""
     p = wb.profile
     seed = wb.seed if seed is None else seed
-    recipe = replace(p.graft, steps=steps, lr=p.graft.lr if lr is None else float(lr),
-                     max_examples=p.graft.max_examples if max_examples is None else int(max_examples))
+    recipe = replace(p.graft, steps=10) if recipe is None else recipe
     datas = {t: wb.task(t, seed=seed) for t in tasks}
     names = wb.names("graftable")
     delta = {n: vector[n] if n in vector else torch.zeros_like(wb.pre[n]) for n in names}
     config = {"kind": "joint-graft", "tasks": list(tasks), "k": p.k_shot, "seed": seed,
               "base": f"mask:{union.count()}:{union.digest()}", "lr": recipe.lr, "steps": recipe.steps,
               "bs": recipe.batch_size, "max_examples": recipe.max_examples, "b": recipe.sigmoid_bias,
-              "vector": tensor_digest(delta), "data": wb.data_tag, "tag": tag,
+              "vector": tensor_digest(delta), **wb.data_key(model=False, max_length=False), "tag": tag,
               **({"max_dev": recipe.max_dev} if recipe.max_dev is not None else {})}
 
     def compute() -> tuple[Mask, dict]:
@@ -150,30 +141,31 @@ def tune_union(wb: "Workbench", tasks: Sequence[str], vector: Mapping[str, torch
 # the whole Fig. 8 study, and its summaries
 # --------------------------------------------------------------------------------------------------------
 def task_regions(wb: "Workbench", tasks: Sequence[str], vector: Mapping[str, torch.Tensor], base: float = 0.0,
-                 steps: int | None = None, **graft_kw) -> tuple[dict[str, Mask], dict[str, dict]]:
+                 graft: GraftRecipe | None = None) -> tuple[dict[str, Mask], dict[str, dict]]:
     """γ_i for every task: P1 Eq. 3 on task i's data with θ_ft = the MT model and γ_base = top-``base`` movement of
-    the MT vector (0 = ∅, P1 §5.1).  Cached through :meth:`Workbench.graft`; returns (regions, metas)."""
+    the MT vector (0 = ∅, P1 §5.1), with ``graft`` (None: the profile's recipe).  Cached through
+    :meth:`Workbench.graft`; returns (regions, metas)."""
     regions, metas = {}, {}
     for t in tasks:
-        regions[t], metas[t] = wb.graft(t, vector, base=base, steps=steps, **graft_kw)
+        regions[t], metas[t] = wb.graft(t, vector, base=base, recipe=graft)
     return regions, metas
 
 
 def region_study(wb: "Workbench", tasks: Sequence[str], vector: Mapping[str, torch.Tensor],
-                 groups: Mapping[str, Sequence[str]], base: float = 0.0, steps: int | None = None,
-                 tune_steps: int = 10, split: str = "test", limit: int | None = None,
-                 graft_kw: Mapping | None = None, tune_kw: Mapping | None = None) -> dict[str, list[dict] | dict]:
+                 groups: Mapping[str, Sequence[str]], base: float = 0.0, graft: GraftRecipe | None = None,
+                 tune: GraftRecipe | None = None, split: str = "test",
+                 limit: int | None = None) -> dict[str, list[dict] | dict]:
     """P1 Fig. 8 (and 11-14 with another ``base`` / MT model): regions, (a) overlap rows, (b) single-region Rel
-    rows, (c) union Rel rows, (d) tuned-union Rel rows (``tune_steps`` = 0 skips d).  ``graft_kw`` go to
-    :meth:`Workbench.graft` (``lr``, ``max_examples``), ``tune_kw`` to :func:`tune_union`."""
-    regions, metas = task_regions(wb, tasks, vector, base, steps, **dict(graft_kw or {}))
+    rows, (c) union Rel rows, (d) tuned-union Rel rows (``tune`` None skips d).  ``graft`` is the regions' recipe
+    for :meth:`Workbench.graft` (None: the profile's), ``tune`` the joint-loss recipe of :func:`tune_union`."""
+    regions, metas = task_regions(wb, tasks, vector, base, graft)
     out: dict = {"regions": regions, "metas": metas, "overlap": overlap_rows(regions),
                  "single": transfer_rows(wb, regions, tasks, vector, split, limit, kind="single")}
     if groups:
         unions = union_regions(regions, groups)
         out["union"] = transfer_rows(wb, unions, tasks, vector, split, limit, kind="union")
-        if tune_steps:
-            tuned = {g: tune_union(wb, groups[g], vector, unions[g], steps=tune_steps, **dict(tune_kw or {}))[0]
+        if tune is not None:
+            tuned = {g: tune_union(wb, groups[g], vector, unions[g], tune)[0]
                      for g in groups}
             out["tuned"] = transfer_rows(wb, tuned, tasks, vector, split, limit, kind="tuned")
     return out
@@ -208,8 +200,7 @@ def group_summary(rows: Sequence[Mapping], groups: Mapping[str, Sequence[str]]) 
 def plot_heatmap(ax: Any, rows: Sequence[Mapping], value: str, title: str, index: str = "row", columns: str = "col",
                  fmt: str = ".2f", order: Sequence[str] = (), **kw: Any) -> None:
     """One Fig. 8 panel: ``value`` of ``rows`` as an annotated heatmap, tasks in ``order`` (groups after them)."""
-    import pandas as pd
-    import seaborn as sns
+    _, sns = plotting()
 
     df = pd.DataFrame(rows).pivot(index=index, columns=columns, values=value)
     order_c = [t for t in order if t in df.columns]

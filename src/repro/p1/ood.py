@@ -18,9 +18,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
 import numpy as np
-import torch
 
-from repro.data import Example, TaskSpec
+from repro.data import Example, TaskSpec, fixed_subset
+from repro.core.merging import wise_interpolate
 
 if TYPE_CHECKING:  # pragma: no cover
     from repro.workbench import Workbench
@@ -98,9 +98,7 @@ def ood_examples(wb: "Workbench", source: str, target: str, split: str = "test",
 
 
 def _limit(examples: Sequence[Example], limit: int | None) -> list[Example]:
-    from repro.data import balanced_sample
-
-    return list(examples) if not limit or len(examples) <= limit else balanced_sample(examples, limit, seed=0)
+    return fixed_subset(examples, limit)
 
 
 def ood_correct(wb: "Workbench", source: str, targets: Sequence[str], overrides=None, split: str = "test",
@@ -115,7 +113,7 @@ def ood_correct(wb: "Workbench", source: str, targets: Sequence[str], overrides=
         if not examples:
             raise ValueError(f"{source} → {name}: no {split} examples to score (after label mapping)")
         pred = wb.predict(source, examples=examples, overrides=overrides)
-        out[name] = (pred.preds == pred.labels).to(torch.uint8).cpu().numpy()
+        out[name] = pred.correct()
     return out
 
 
@@ -133,8 +131,6 @@ def wise_correct(wb: "Workbench", source: str, targets: Sequence[str], vector: M
     (Wortsman et al. 2022), α → {source (ID) / target: array}.
 
     θ_end is the fine-tuned model (WiSE-FT) or, with ``mask``, the graft θ_pre + γ ⊙ τ (WiSE-Graft)."""
-    from repro.core.merging import wise_interpolate
-
     end = wb.overrides(vector, 1.0, mask)
     pre = {n: wb.pre[n] for n in end}
     return {float(a): ood_correct(wb, source, targets, wise_interpolate(pre, end, float(a)), split, neutral, limit)

@@ -16,6 +16,7 @@ import torch
 
 from repro.core.adapters import adapter_finetune, adapter_sites, bottleneck_adapters, lora_finetune, LORA_TARGETS
 from repro.profiles import FinetuneRecipe
+from repro.workbench import TENSORS, VECTOR
 
 if TYPE_CHECKING:  # pragma: no cover
     from repro.workbench import Workbench
@@ -24,8 +25,8 @@ ADAPTER_KINDS = ("houlsby", "pfeiffer")
 
 
 def _base_config(wb: "Workbench", task: str, recipe: FinetuneRecipe, seed: int) -> dict:
-    return {"task": task, "k": wb.profile.k_shot, "seed": seed, "recipe": asdict(recipe), "model": wb.profile.model,
-            "max_length": wb.profile.max_length, "data": wb.data_tag, **wb.precision_key()}
+    return {"task": task, "k": wb.profile.k_shot, "seed": seed, "recipe": asdict(recipe), **wb.data_key(),
+            **wb.precision_key()}
 
 
 def lora_params(wb: "Workbench", rank: int, targets=LORA_TARGETS) -> int:
@@ -55,8 +56,6 @@ def budget_pct(wb: "Workbench", count: int) -> float:
 def lora_run(wb: "Workbench", task: str, rank: int, recipe: FinetuneRecipe, alpha: float | None = None,
              seed: int | None = None) -> tuple[dict[str, torch.Tensor], dict]:
     """τ of LoRA (rank ``rank``, scale α/r with α = 2r unless given) on ``task``'s k-shot data (cached)."""
-    from repro.workbench import VECTOR
-
     seed = wb.seed if seed is None else seed
     alpha = float(2 * rank if alpha is None else alpha)
     recipe = wb.p1_recipe(task, recipe)  # steps = 0: the profile's P1 step budget
@@ -82,7 +81,6 @@ def adapter_run(wb: "Workbench", task: str, kind: str, size: int, recipe: Finetu
     recipe = wb.p1_recipe(task, recipe)  # steps = 0: the profile's P1 step budget
     data = wb.task(task, seed=seed)
     config = {"kind": f"adapter-{kind}", "size": size, **_base_config(wb, task, recipe, seed)}
-    from repro.workbench import TENSORS
 
     def compute() -> tuple[dict[str, torch.Tensor], dict]:
         torch.manual_seed(seed)

@@ -32,9 +32,10 @@ from repro.core.masks import Mask
 from repro.core.metrics import agreement
 from repro.jobs import JobSpec, finetune_job, graft_job
 from repro.models.base import layer_index
+from repro.workbench import MASK
 
 if TYPE_CHECKING:  # pragma: no cover
-    from repro.profiles import FinetuneRecipe, Profile
+    from repro.profiles import FinetuneRecipe, GraftRecipe, Profile
     from repro.workbench import Workbench
 
 REGIONS: tuple[str, ...] = ("learned", "movement", "random", "movement-matched")
@@ -123,9 +124,8 @@ def fish_regions(wb: "Workbench", task: str, densities: Sequence[float], *, k: i
     seed = wb.seed if seed is None else seed
     p = wb.profile
     data = wb.task(task, k=k, seed=seed)
-    base = {"what": "fish", "task": task, "k": k or p.k_shot, "seed": seed, "model": p.model,
-            "max_length": p.max_length, "data": wb.data_tag, "target": "logprob", "labels": "true"}
-    from repro.workbench import MASK
+    base = {"what": "fish", "task": task, "k": k or p.k_shot, "seed": seed, **wb.data_key(),
+            "target": "logprob", "labels": "true"}
 
     out: dict[float, Mask] = {}
     fresh: dict[float, Mask] = {}  # one Fisher, computed for every density on the first one not stored
@@ -142,16 +142,17 @@ def fish_regions(wb: "Workbench", task: str, densities: Sequence[float], *, k: i
 
 
 def learned_region(wb: "Workbench", task: str, vector: Mapping[str, torch.Tensor], sparsity: float, *,
-                   scope: str = "graftable", steps: int | None = None, k: int | None = None,
+                   scope: str = "graftable", graft: GraftRecipe | None = None, k: int | None = None,
                    seed: int | None = None) -> tuple[Mask, dict]:
-    """P1 Eq. 2-4 graft on γ_base = top-``sparsity`` movement (sparsity of the graftable set), cached."""
+    """P1 Eq. 2-4 graft on γ_base = top-``sparsity`` movement (sparsity of the graftable set), cached; ``graft``
+    None: the profile's recipe."""
     base = sparsity if scope == "graftable" else scope_fraction(wb, sparsity, scope)
-    return wb.graft(task, vector, base=base, steps=steps, scope=scope, k=k, seed=seed)
+    return wb.graft(task, vector, base=base, recipe=graft, scope=scope, k=k, seed=seed)
 
 
 # --- one fine-tuned model vs its graft (P1 Table 1-2) ------------------------------------------------------
 def ft_and_graft(wb: "Workbench", task: str, *, k: int | None = None, seed: int | None = None,
-                 base: float | None = None, steps: int | None = None, recipe=None,
+                 base: float | None = None, graft: GraftRecipe | None = None, recipe=None,
                  examples: Sequence[Example] | None = None) -> dict:
     """P1 Table 2 for one (task, k, seed): the FT model and its learned graft on γ_base = top-``base``.
 
@@ -162,7 +163,7 @@ def ft_and_graft(wb: "Workbench", task: str, *, k: int | None = None, seed: int 
     """
     base = wb.profile.graft_base_sparsity if base is None else base
     tau = wb.finetune(task, recipe, k=k, seed=seed)
-    mask, meta = wb.graft(task, tau, base=base, k=k, steps=steps, seed=seed)
+    mask, meta = wb.graft(task, tau, base=base, k=k, recipe=graft, seed=seed)
     ft, ft_pred = evaluate_overrides(wb, task, wb.overrides(tau), examples=examples)
     graft, graft_pred = evaluate_overrides(wb, task, wb.overrides(tau, mask=mask), examples=examples,
                                            reference=ft_pred)
@@ -170,8 +171,8 @@ def ft_and_graft(wb: "Workbench", task: str, *, k: int | None = None, seed: int 
     graft.update(size_fields(mask, total))
     ft.update({"count": total, "density": 1.0, "sparsity_pct": 100.0})
     graft["base_count"] = meta.get("base_count")
-    correct = {"ft": (ft_pred.preds == ft_pred.labels).to(torch.uint8).cpu().numpy(),
-               "graft": (graft_pred.preds == graft_pred.labels).to(torch.uint8).cpu().numpy(),
+    correct = {"ft": ft_pred.correct(),
+               "graft": graft_pred.correct(),
                "agree": (graft_pred.preds == ft_pred.preds).to(torch.uint8).cpu().numpy()}
     return {"tau": tau, "mask": mask, "meta": meta, "ft": ft, "graft": graft, "correct": correct}
 
@@ -187,7 +188,7 @@ def retrained_region(wb: "Workbench", task: str, trainable: Mask | str, *, k: in
     else:
         tau = wb.finetune(task, recipe, k=k, seed=seed, trainable=trainable)
     scores, pred = evaluate_overrides(wb, task, wb.overrides(tau), examples=examples)
-    scores["correct"] = (pred.preds == pred.labels).to(torch.uint8).cpu().numpy()  # per example, for bootstraps
+    scores["correct"] = pred.correct()  # per example, for bootstraps
     total = graftable_total(wb)
     if isinstance(trainable, Mask):
         count = trainable.count()
@@ -198,7 +199,7 @@ def retrained_region(wb: "Workbench", task: str, trainable: Mask | str, *, k: in
 
 # --- sweeps -----------------------------------------------------------------------------------------
 def sparsity_curve(wb: "Workbench", task: str, vector: Mapping[str, torch.Tensor], sparsities: Iterable[float],
-                   regions: Sequence[str] = REGIONS, *, scope: str = "graftable", steps: int | None = None,
+                   regions: Sequence[str] = REGIONS, *, scope: str = "graftable", graft: GraftRecipe | None = None,
                    k: int | None = None, random_seeds: Sequence[int] = (0,),
                    examples: Sequence[Example] | None = None, label: str = "") -> list[dict]:
     """P1 Fig. 2 / 3 / 4a / 5: accuracy of learned, movement (γ_base) and random regions vs region size.
@@ -218,7 +219,7 @@ def sparsity_curve(wb: "Workbench", task: str, vector: Mapping[str, torch.Tensor
         base = movement_region(wb, vector, s, scope)
         learned = None
         if "learned" in regions:
-            learned, meta = learned_region(wb, task, vector, s, scope=scope, steps=steps, k=k)
+            learned, meta = learned_region(wb, task, vector, s, scope=scope, graft=graft, k=k)
         for region in regions:
             if region == "random":
                 size = learned.count() if learned is not None else base.count()
@@ -237,7 +238,7 @@ def sparsity_curve(wb: "Workbench", task: str, vector: Mapping[str, torch.Tensor
                              "target_sparsity": s, "random_seed": seed, "base_count": base.count(),
                              **size_fields(mask, total), "value": scores["value"], "acc": scores["acc"],
                              "ece": scores["ece"],
-                             "correct": (pred.preds == pred.labels).to(torch.uint8).cpu().numpy()})
+                             "correct": pred.correct()})
     return rows
 
 
@@ -267,7 +268,7 @@ def lottery_curve(wb: "Workbench", task: str, vector: Mapping[str, torch.Tensor]
             r, pred = evaluate_overrides(wb, task, ov, examples=examples)
             rows.append({"task": task, "method": method, "target_density": d, **size_fields(region, total),
                          "value": r["value"], "acc": r["acc"], "ece": r["ece"],
-                         "correct": (pred.preds == pred.labels).to(torch.uint8).cpu().numpy()})
+                         "correct": pred.correct()})
     return rows
 
 
@@ -298,9 +299,9 @@ def n_classes(task: str) -> int:
 
 
 def ft_and_graft_jobs(profile: Profile, notebook: str, task: str, *, k: int | None = None, seed: int = 13,
-                      base: float | None = None, steps: int | None = None,
+                      base: float | None = None, graft: GraftRecipe | None = None,
                       recipe: FinetuneRecipe | None = None) -> tuple[JobSpec, JobSpec]:
     """:func:`repro.p1.regions.ft_and_graft`: the FT model and its learned graft on γ_base = top-``base``."""
     base = profile.graft_base_sparsity if base is None else base
     ft = finetune_job(profile, notebook, task, recipe or profile.p1_finetune, k=k, seed=seed)
-    return ft, graft_job(profile, notebook, task, ft, base, k=k, seed=seed, steps=steps, n_classes=n_classes(task))
+    return ft, graft_job(profile, notebook, task, ft, base, k=k, seed=seed, recipe=graft, n_classes=n_classes(task))

@@ -26,6 +26,7 @@ from repro.core.grafting import learn_graft, movement_mask
 from repro.core.masks import Mask
 from repro.profiles import FinetuneRecipe, GraftRecipe
 from repro.p1.regions import evaluate_overrides, graftable_total, restrict, size_fields
+from repro.workbench import JSON
 
 if TYPE_CHECKING:  # pragma: no cover
     from repro.workbench import Workbench
@@ -68,7 +69,7 @@ def model_labels(wb: "Workbench", task: str, vector: dict[str, torch.Tensor],
 
 
 def checkpoint_tracking(wb: "Workbench", task: str, sparsities: Sequence[float], checkpoint: int, *,
-                        every: int = 50, recipe: FinetuneRecipe | None = None, graft_steps: int | None = None,
+                        every: int = 50, recipe: FinetuneRecipe | None = None, graft: GraftRecipe | None = None,
                         k: int | None = None, seed: int | None = None, n_eval: int | None = None,
                         progress: bool = True) -> dict:
     """P1 Fig. 15: regions learned at step ``checkpoint`` (one per sparsity), applied along the FT trajectory.
@@ -80,15 +81,13 @@ def checkpoint_tracking(wb: "Workbench", task: str, sparsities: Sequence[float],
     p = wb.profile
     recipe = wb.p1_recipe(task, recipe, k=k)  # steps = 0: the profile's P1 step budget
     seed = wb.seed if seed is None else seed
-    steps = graft_steps or p.graft.steps
-    recipe_g = replace(p.graft, steps=steps)
+    recipe_g = p.graft if graft is None else graft
     if checkpoint % every and checkpoint != recipe.steps:
         raise ValueError(f"checkpoint {checkpoint} is not a snapshot step (multiples of every={every})")
     config = {"what": "p1-fig15", "task": task, "sparsities": list(sparsities), "checkpoint": checkpoint,
-              "every": every, "recipe": asdict(recipe), "graft_steps": steps, "k": k or p.k_shot, "seed": seed,
-              "n_eval": n_eval, "model": p.model, "max_length": p.max_length, "data": wb.data_tag,
+              "every": every, "recipe": asdict(recipe), "graft_steps": recipe_g.steps, "k": k or p.k_shot, "seed": seed,
+              "n_eval": n_eval, **wb.data_key(),
               "graft": [recipe_g.lr, recipe_g.batch_size, recipe_g.max_examples, recipe_g.sigmoid_bias]}
-    from repro.workbench import JSON
 
     return wb.cached("tracking", config, lambda: (_tracking(wb, task, sparsities, checkpoint, every, recipe, recipe_g,
                                                             k, seed, n_eval, progress), {}), JSON)[0]

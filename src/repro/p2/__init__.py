@@ -18,7 +18,7 @@ vectors in :mod:`repro.core.taskvec`, the post-hoc mergers in :mod:`repro.core.m
 - App. A.5 (Fig. 8) sparsity sweep, and grafted sparse task vectors beyond the paper: :mod:`repro.p2.sparse_vectors`
   → ``p2_appendix``
 - the claims' shared statistics (per-task means, paired gaps, bands): :mod:`repro.p2.claim_stats`; when a claim
-  is testable at all: :mod:`repro.p2.claim_gates`
+  is testable at all: :mod:`repro.report.gates` (both papers)
 
 **Chapter packages**: one per notebook, named after it, with the same role files (a role a chapter does not need
 is absent): ``plan.py`` (what each profile runs, one typed plan), ``jobs.py`` (the cached artifacts it computes,

@@ -44,6 +44,8 @@ from repro.core.taskvec import TaskVector
 from repro.p2.evaluator import Evaluator
 from repro.p2.methods import METHODS as FT_METHODS
 from repro.p2.methods import family_setting, finetune_method, method_sparsity
+from repro.report.reference import select
+from repro.workbench import JSON
 
 if TYPE_CHECKING:  # pragma: no cover
     from repro.profiles import Profile
@@ -126,8 +128,6 @@ def method_alphas(wb: "Workbench", method: ArithmeticMethod, alphas: Sequence[fl
 
 def cached_json(wb: "Workbench", kind: str, config: dict, compute: Callable[[], dict]) -> dict:
     """A JSON result of the protocol, cached in the artifact store under ``kind`` / ``config``."""
-    from repro.workbench import JSON
-
     return wb.cached(kind, config, lambda: (compute(), {}), JSON)[0]
 
 
@@ -282,7 +282,7 @@ def run_method(wb: "Workbench", ev: Evaluator, key: str, alphas: Sequence[float]
     config = {"method": key, "grid": grid, "negation": negation, "eval": ev.config(), "vectors": vectors_key(vectors),
               "per_example": True,  # results carry the per-example test correctness (re-keyed once)
               "merger": None if method.merger is None else method.merger.config(),
-              "negation_threshold": NEGATION_THRESHOLD, "model": wb.profile.model, "data": wb.data_tag}
+              "negation_threshold": NEGATION_THRESHOLD, **wb.data_key(max_length=False)}
 
     def compute() -> dict:
         start, n0 = time.perf_counter(), ev.evaluated
@@ -330,7 +330,7 @@ def merging_scheme(wb: "Workbench", ev: Evaluator, source: str, scheme: str, alp
     config = {"source": source, "scheme": scheme, "grid": grid, "eval": ev.config(), "vectors": vectors_key(vectors),
               "ada": [adamerging_steps, adamerging_lr, adamerging_batch], "ties": ties.config(),
               "per_example": True,  # every scheme's result carries its per-example test correctness
-              "model": wb.profile.model, "data": wb.data_tag}
+              **wb.data_key(max_length=False)}
 
     def compute() -> dict:
         base = run_method(wb, ev, source, alphas, negation=ev.control is not None)["addition"]
@@ -390,8 +390,6 @@ def _pct(x: float | None) -> float | None:
 
 
 def _paper(table: int, model: str, method: str, metric: str) -> float | None:
-    from repro.report.reference import select
-
     try:
         df = select("p2", table, model=model, method=method, metric=metric)
     except KeyError:

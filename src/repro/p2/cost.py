@@ -1,8 +1,8 @@
 """Cost of one fine-tuning iteration per method (P2 Table 3 / Table 4): forward-backward time, optimizer-step
 time, total iteration time and peak memory, measured with the same training components as :func:`repro.core.finetune.train`.
 
-Timing uses ``time.perf_counter`` after warm-up iterations (with ``torch.cuda.synchronize`` on a GPU).  Peak
-memory (:class:`PeakMemory`) is ``torch.cuda.max_memory_allocated`` on a GPU; on the CPU it is the growth of the
+Timing uses ``time.perf_counter`` after warm-up iterations (:func:`repro.device.sync` on a GPU).  Peak memory
+(:class:`repro.device.PeakMemory`) is ``torch.cuda.max_memory_allocated`` on a GPU; on the CPU it is the growth of the
 peak resident set size above the resident size when the measured block starts (Linux's high-water mark,
 reset at the start of the block), and :mod:`repro.p2.efficiency` runs each method in a fresh subprocess, so
 methods do not see each other's allocations.  TaLoS's speed comes only from what the training loop really does:
@@ -12,19 +12,15 @@ optimizer state is kept for frozen entries.
 
 from __future__ import annotations
 
-import re
-import resource
 import statistics
 import time
 from dataclasses import dataclass, field
 from typing import Sequence
 
-import torch
-
 from repro.data import Example
 from repro.core.evaluation import forward
 from repro.core.finetune import MaskedOptimizer, trainable_entries
-from repro.device import autocast
+from repro.device import PeakMemory, autocast, sync
 from repro.core.masks import Mask
 from repro.models.base import Classifier
 from repro.profiles import FinetuneRecipe
@@ -53,64 +49,6 @@ class IterationCost:
         return dict(self.__dict__)
 
 
-def _sync(device: torch.device) -> None:
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
-
-
-def _status_kib(field: str) -> int | None:
-    """A ``kB`` field of Linux's ``/proc/self/status`` (``VmRSS``, ``VmHWM``); None where there is none."""
-    try:
-        with open("/proc/self/status") as f:
-            m = re.search(rf"^{field}:\s+(\d+) kB", f.read(), re.MULTILINE)
-    except OSError:
-        return None
-    return int(m.group(1)) if m else None
-
-
-def _reset_high_water_mark() -> bool:
-    """Reset this process's peak resident set size (Linux ``clear_refs`` 5); False where that is not possible."""
-    try:
-        with open("/proc/self/clear_refs", "w") as f:
-            f.write("5")
-    except OSError:
-        return False
-    return _status_kib("VmHWM") is not None
-
-
-class PeakMemory:
-    """Peak memory of a ``with`` block in GiB (``.gib``): CUDA peak allocation on a GPU, else peak RSS growth.
-
-    On the CPU the process's high-water mark is reset on entry, so the figure is the block's own peak above the
-    resident size it started with (activations, gradients, optimizer state), not an earlier peak such as model
-    loading.  Where the mark cannot be reset (not Linux), ``ru_maxrss`` is used and ``.exact`` is False.
-    """
-
-    def __init__(self, device: torch.device | str = "cpu") -> None:
-        self.device = torch.device(device)
-        self.gib = 0.0
-        self.exact = True
-
-    def _cpu_kib(self, field: str) -> int:
-        if self.exact:
-            return _status_kib(field) or 0
-        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
-
-    def __enter__(self) -> "PeakMemory":
-        if self.device.type == "cuda":
-            torch.cuda.reset_peak_memory_stats(self.device)
-        else:
-            self.exact = _reset_high_water_mark()
-            self._start_kib = self._cpu_kib("VmRSS")
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self.device.type == "cuda":
-            self.gib = torch.cuda.max_memory_allocated(self.device) / 2**30
-        else:
-            self.gib = max(self._cpu_kib("VmHWM") - self._start_kib, 0) / 2**20
-
-
 def measure_iteration(model: Classifier, examples: Sequence[Example], task: str, method: str,
                       trainable: Sequence[str] | Mask, recipe: FinetuneRecipe, linearized: bool = False,
                       iterations: int = 10, warmup: int = 3) -> IterationCost:
@@ -127,18 +65,18 @@ def measure_iteration(model: Classifier, examples: Sequence[Example], task: str,
     model.train()
     with PeakMemory(device) as memory:
         for i in range(warmup + iterations):
-            _sync(device)
+            sync(device)
             t0 = time.perf_counter()
             with autocast(model, "train"):  # the training loop's precision and loss
                 logits = forward(model, batch, task, linear_base=base)
                 loss = model.training_loss(logits, batch)
             opt.zero_grad()
             loss.backward()
-            _sync(device)
+            sync(device)
             t1 = time.perf_counter()
             opt.clip_(recipe.grad_clip)
             opt.step(recipe.lr)
-            _sync(device)
+            sync(device)
             t2 = time.perf_counter()
             if i >= warmup:
                 fb.append(t1 - t0)

@@ -10,7 +10,7 @@ calibration, each measured in a fresh process on the P2 method zoo's own trainab
   fine-tuning (40 iterations, as many as TaLoS's calibration batches); :func:`table4_rows` derives it from the
   measured non-linear FT iteration (same number of iterations as our TaLoS calibration makes).
 
-Peak memory is :class:`repro.p2.cost.PeakMemory` around the measured block: on the CPU the peak resident set size
+Peak memory is :class:`repro.device.PeakMemory` around the measured block: on the CPU the peak resident set size
 above the resident size when the block starts; on a GPU ``torch.cuda.max_memory_allocated``.
 """
 
@@ -21,13 +21,20 @@ import multiprocessing as mp
 import tempfile
 import time
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+import inspect
 
-from repro.p2.cost import IterationCost, PeakMemory, measure_iteration
+from repro.p2.cost import IterationCost, PeakMemory, measure_iteration, ratios
 from repro.core.masks import Mask
+from repro.core.adapters import inject_lora as _inject, lora_b_names
+from repro.core.fisher import talos_calibrate
+from repro.p2.methods import (LORA_ALPHA, LORA_RANK, METHODS, calibration_examples, family_setting, lota_mask_for,
+                              method_spec, p2_recipe, talos_mask)
+from repro.profiles import get_profile
+from repro.report.reference import load_reference
+from repro.workbench import Workbench
 
 if TYPE_CHECKING:  # pragma: no cover
     from repro.profiles import Profile
-    from repro.workbench import Workbench
 
 #: P2 Table 3 rows, in print order (keys of :data:`repro.p2.methods.METHODS`)
 TABLE3_METHODS: tuple[str, ...] = ("ft", "linearized", "l-lora", "lota", "talos")
@@ -47,9 +54,6 @@ def _workbench(profile: "str | Profile", data_dir: str | None, seed: int, device
                root: str) -> "Workbench":
     """A fresh workbench whose artifact store is the throw-away folder ``root`` (the shared cache is not touched),
     on ``device`` (None: the profile's; :mod:`repro.device` moves the model and θ_pre)."""
-    from repro.profiles import get_profile
-    from repro.workbench import Workbench
-
     prof = get_profile(profile) if isinstance(profile, str) else profile  # a P2 family's profile is passed whole
     wb = Workbench(prof.with_device(device), data_dir=data_dir, artifacts_dir=root, seed=seed)
     wb.read_only = False  # a measurement's own throw-away store, also under `repro run --read-only-store`
@@ -59,8 +63,6 @@ def _workbench(profile: "str | Profile", data_dir: str | None, seed: int, device
 def inject_lora(model, rank: int, alpha: float, style: str = "peft") -> list[str]:
     """Insert LoRA on Q and V of the backbone (as :func:`repro.core.adapters.lora_finetune` does); the names L-LoRA
     trains (the B factors: each branch is linearized around B_0 = 0, so A gets no gradient)."""
-    from repro.core.adapters import inject_lora as _inject, lora_b_names
-
     names, _, _ = _inject(model, rank, alpha, style=style)
     return lora_b_names(names)
 
@@ -74,8 +76,6 @@ def _iteration_child(profile: str, data_dir: str | None, seed: int, task: str, m
 
 def _measure_method(wb: "Workbench", task: str, method: str, mask: Mask | None, iterations: int, warmup: int,
                     device: str | None) -> IterationCost:
-    from repro.p2.methods import LORA_ALPHA, LORA_RANK, METHODS, family_setting, p2_recipe
-
     data = wb.task(task)
     recipe = p2_recipe(wb.profile, method)
     linearized = METHODS[method].linear
@@ -96,8 +96,6 @@ def _measure_method(wb: "Workbench", task: str, method: str, mask: Mask | None, 
 
 def method_masks(wb: "Workbench", task: str, methods: Sequence[str] = TABLE3_METHODS) -> dict[str, Mask]:
     """The cached LoTA / TaLoS trainable masks of ``task`` (trained / calibrated by :mod:`repro.p2.methods` if absent)."""
-    from repro.p2.methods import lota_mask_for, talos_mask
-
     out = {}
     if "lota" in methods:
         out["lota"] = lota_mask_for(wb, task)
@@ -113,8 +111,6 @@ def iteration_costs(wb: "Workbench", task: str, methods: Sequence[str] = TABLE3_
     The batch is the profile's P2 recipe batch size (``profile.p2_finetune.batch_size``) of ``task``'s
     training examples; ``device`` defaults to the workbench model's device.
     """
-    from repro.p2.methods import method_spec
-
     for m in methods:
         method_spec(m)
     masks = method_masks(wb, task, methods)
@@ -135,8 +131,6 @@ def _calibration_child(profile: str, data_dir: str | None, seed: int, task: str,
 
 
 def _measure_calibration(wb: "Workbench", task: str) -> dict[str, float]:
-    from repro.p2.methods import calibration_examples, talos_mask
-
     n_examples = len(calibration_examples(wb, task))
     with PeakMemory(wb.model.device) as memory:
         start = time.perf_counter()
@@ -161,10 +155,6 @@ def calibration_iterations(n_examples: int, batch_size: int | None = None, round
     ``batch_size`` defaults to the one :func:`repro.core.fisher.talos_calibrate` uses when the zoo calls it.
     """
     if batch_size is None:
-        import inspect
-
-        from repro.core.fisher import talos_calibrate
-
         batch_size = int(inspect.signature(talos_calibrate).parameters["batch_size"].default)
     return math.ceil(n_examples / batch_size) * rounds
 
@@ -197,8 +187,6 @@ def table4_rows(costs: Mapping[str, Mapping[str, float]], calibration: Mapping[s
 # --- results rows next to the printed tables -----------------------------------------------------------------
 def paper_ratios(table: int = 3, reference: str = "Non-linear FT") -> dict[tuple[str, str, str], float]:
     """Printed P2 Table 3 / 4 cells divided by the same model's non-linear FT cell: ``{(model, method, metric): r}``."""
-    from repro.report.reference import load_reference
-
     df = load_reference("p2", table)
     df = df[df["unit"].isin(["s", "GiB"])]
     ref = {(r.model, r.metric): r.value for r in df.itertuples() if r.method == reference}
@@ -217,8 +205,6 @@ def table3_rows(costs: Sequence[Mapping], task: str, paper_model: str = "ViT-B/3
     model), plus the other printed models' ratios as ``paper_<model>`` keys.  Absolute rows carry no ``paper``
     (different model and hardware) but keep std and unit.
     """
-    from repro.p2.cost import ratios
-
     printed = paper_ratios(3)
     models = sorted({m for m, _, _ in printed})
     ratio_rows, abs_rows = [], []

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 from repro.artifacts import tensor_digest
 from repro.core.evaluation import Predictions, score
 from repro.core.taskvec import TaskVector
-from repro.data import Example, balanced_sample
+from repro.data import Example, balanced_sample, fixed_subset
 
 if TYPE_CHECKING:  # pragma: no cover
     from repro.workbench import Workbench
@@ -39,7 +39,7 @@ class Evaluator:
         for t in self.tasks + ([control] if control else []):
             data = wb.task(t, seed=self.seed)
             self.sets[t] = {"val": balanced_sample(data.dev, self.n_val, seed=self.seed),
-                            "test": balanced_sample(data.test, self.n_test, seed=0)}
+                            "test": fixed_subset(data.test, self.n_test)}
         self._zero: dict[tuple[str, str], Any] = {}  # Predictions of θ_0
         self._tangent: dict[tuple, Any] = {}  # (vector fingerprint, task, split) -> J τ logits
         self.seconds = 0.0
@@ -61,7 +61,7 @@ class Evaluator:
                linear: bool = False) -> tuple[float, list[int]]:
         """(metric, per-example 0/1 correctness) of θ_0 + α·τ on ``task``'s ``split`` subset, in subset order."""
         pred = self._predictions(task, split, vector, alpha, linear)
-        return self._metric(task, pred), correctness(pred)
+        return self._metric(task, pred), pred.correct().tolist()
 
     def _predictions(self, task: str, split: str, vector: TaskVector | None, alpha: float,
                      linear: bool) -> Predictions:
@@ -92,11 +92,6 @@ class Evaluator:
 
     def _metric(self, task: str, pred) -> float:
         return score(pred, self.wb.model.specs[task].metric)["value"]
-
-
-def correctness(pred: Predictions) -> list[int]:
-    """Per-example 0/1 correctness (argmax = label) of predictions; for an F1 task this is its accuracy."""
-    return [int(v) for v in (pred.preds == pred.labels).tolist()]
 
 
 def _fingerprint(vector: TaskVector) -> str:

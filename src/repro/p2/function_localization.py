@@ -19,11 +19,11 @@ from typing import TYPE_CHECKING, Mapping, Sequence
 import numpy as np
 import torch
 
-from repro.core.evaluation import predict
+from repro.core.evaluation import predict, score
 from repro.core.fisher import fish_masks as core_fish_masks
 from repro.core.masks import Mask
 from repro.core.taskvec import Tensors, TaskVector
-from repro.data import Example, balanced_sample
+from repro.data import Example, fixed_subset
 from repro.models.base import Classifier
 from repro.progress import progress_bar
 
@@ -33,8 +33,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 def eval_subset(wb: "Workbench", task: str, n: int | None, split: str = "test", seed: int = 0) -> list[Example]:
     """A label-balanced, seeded subset of ``n`` examples of ``task``'s ``split`` (``n`` None or 0: the whole split)."""
-    data = wb.task(task).split(split)
-    return list(data) if not n else balanced_sample(data, n, seed=seed)
+    return fixed_subset(wb.task(task).split(split), n, seed=seed)
 
 
 def _linear_base(wb: "Workbench", vector: Mapping[str, torch.Tensor]) -> dict[str, torch.Tensor]:
@@ -43,8 +42,6 @@ def _linear_base(wb: "Workbench", vector: Mapping[str, torch.Tensor]) -> dict[st
 
 def _value(wb: "Workbench", task: str, examples: Sequence[Example], vector: Mapping[str, torch.Tensor] | None,
            linear: bool) -> float:
-    from repro.core.evaluation import score
-
     over = wb.overrides(vector) if vector else None
     kw = {"linear_base": _linear_base(wb, vector)} if (linear and vector) else {}
     pred = wb.predict(task, overrides=over, examples=examples, **kw)

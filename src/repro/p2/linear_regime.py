@@ -16,6 +16,9 @@ step: its drift is 0 by construction and its post-hoc linearization is the model
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Mapping, Sequence
+import hashlib
+import math
+from dataclasses import asdict
 
 import torch
 
@@ -25,6 +28,9 @@ from repro.core.finetune import TrainResult, train
 from repro.core.masks import Mask
 from repro.models.base import Classifier
 from repro.profiles import FinetuneRecipe
+from repro.core.fisher import logit_target, per_example_grads, per_example_grads_loop
+from repro.p2.methods import lota_mask_for, p2_recipe, talos_mask
+from repro.workbench import JSON
 
 if TYPE_CHECKING:  # pragma: no cover
     from repro.workbench import Workbench
@@ -72,7 +78,6 @@ def snapshot_steps(total: int, points: int) -> list[int]:
         raise ValueError(f"need total >= 1 and points >= 1, got {total}, {points}")
     if points == 1:
         return [total]
-    import math
 
     raw = {max(1, min(total, round(math.exp(math.log(total) * i / (points - 1))))) for i in range(points)}
     return sorted(raw | {total})
@@ -125,8 +130,6 @@ def train_with_snapshots(model: Classifier, train_data: Mapping[str, Sequence[Ex
 def _output_jacobian(model: Classifier, batch: dict[str, torch.Tensor], task: str, names: Sequence[str],
                      overrides: Mapping[str, torch.Tensor] | None, n_classes: int) -> list[dict[str, torch.Tensor]]:
     """Per class c: ∇_θ z_c(x) per example, ``{name: [B, *shape]}`` (vmap, with the per-example loop as fallback)."""
-    from repro.core.fisher import logit_target, per_example_grads, per_example_grads_loop
-
     out = []
     for c in range(n_classes):
         b = dict(batch)
@@ -180,8 +183,6 @@ LINEAR_BY_CONSTRUCTION = ("linearized",)
 
 def zoo_trainable(wb: "Workbench", task: str, method: str, seed: int | None = None) -> Sequence[str] | Mask:
     """The trainable set :func:`repro.p2.methods.finetune_method` trains for ``method`` (ft, lota, talos)."""
-    from repro.p2.methods import lota_mask_for, talos_mask
-
     if method == "ft":
         return wb.names("maskable")
     if method == "lota":
@@ -197,7 +198,6 @@ def _example_key(example, index: int) -> list:
     preprocessed tensor / the file path / its position (lazy hub images, drawn deterministically)."""
     if hasattr(example, "text_a"):
         return [example.text_a, example.text_b, example.label]
-    import hashlib
 
     img = example.image
     if isinstance(img, torch.Tensor):
@@ -217,10 +217,6 @@ def drift_curve(wb: "Workbench", task: str, method: str, steps: Sequence[int], e
     trainable set as :func:`repro.p2.methods.finetune_method`), replayed up to ``max(steps)``; the Jacobian is taken
     over the whole maskable set on ``examples``.  Linearized FT returns zeros (its Jacobian is J_θ0 throughout).
     """
-    from dataclasses import asdict
-
-    from repro.p2.methods import p2_recipe
-    from repro.workbench import JSON
 
     seed = wb.seed if seed is None else seed
     steps = sorted({int(s) for s in steps})
@@ -232,7 +228,7 @@ def drift_curve(wb: "Workbench", task: str, method: str, steps: Sequence[int], e
     mask_key = trainable.count() if isinstance(trainable, Mask) else len(trainable)
     config = {"task": task, "method": method, "steps": steps, "seed": seed, "recipe": asdict(recipe),
               "trainable": mask_key, "examples": [_example_key(e, i) for i, e in enumerate(examples)],
-              "model": wb.profile.model, "max_length": wb.profile.max_length, "data": wb.data_tag}
+              **wb.data_key()}
     data = wb.task(task, seed=seed)
 
     def compute() -> tuple[list[dict], dict]:

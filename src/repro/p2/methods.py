@@ -47,6 +47,9 @@ import torch
 from repro.data import balanced_sample
 from repro.core.masks import Mask
 from repro.profiles import FinetuneRecipe, P2Family, Profile
+from repro.core.adapters import lora_finetune, lora_targets
+from repro.core.fisher import lota_mask, talos_calibrate
+from repro.workbench import MASK, VECTOR
 
 if TYPE_CHECKING:  # pragma: no cover
     from repro.workbench import Workbench
@@ -122,8 +125,7 @@ def describe_lrs(profile: Profile) -> str:
 
 # --- masks -----------------------------------------------------------------------------------------------
 def _data_config(wb: "Workbench", task: str, seed: int) -> dict:
-    return {"task": task, "k": wb.profile.k_shot, "seed": seed, "model": wb.profile.model,
-            "max_length": wb.profile.max_length, "data": wb.data_tag}
+    return {"task": task, "k": wb.profile.k_shot, "seed": seed, **wb.data_key()}
 
 
 def calibration_examples(wb: "Workbench", task: str, n: int | None = None, seed: int | None = None) -> list:
@@ -169,8 +171,6 @@ def talos_mask(wb: "Workbench", task: str, seed: int | None = None, sparsity: fl
 
     Returns the mask and its metadata (calibration report: per-round densities/thresholds, seconds).
     """
-    from repro.core.fisher import talos_calibrate
-
     p = wb.profile
     seed = wb.seed if seed is None else seed
     sparsity = p.talos.sparsity if sparsity is None else sparsity
@@ -178,7 +178,6 @@ def talos_mask(wb: "Workbench", task: str, seed: int | None = None, sparsity: fl
     config = {"kind": "talos", "sparsity": sparsity, "rounds": p.talos.rounds, "soft": p.talos.soft_value,
               "n": p.talos.calibration_examples, "target": target, **_data_config(wb, task, seed),
               **calibration_key(wb)}
-    from repro.workbench import MASK
 
     def compute() -> tuple[Mask, dict]:
         examples = calibration_examples(wb, task, seed=seed)
@@ -195,8 +194,6 @@ def talos_mask(wb: "Workbench", task: str, seed: int | None = None, sparsity: fl
 def lota_mask_for(wb: "Workbench", task: str, seed: int | None = None,
                   density: float = LOTA_DENSITY) -> Mask:
     """LoTA mask of ``task``: top-``density`` maskable entries by |τ_ft| of the (cached) non-linear FT run."""
-    from repro.core.fisher import lota_mask
-
     tau = finetune_method(wb, task, "ft", seed=seed)
     full = {n: tau.get(n, torch.zeros_like(wb.pre[n])) for n in wb.names("maskable")}
     return lota_mask(full, density)
@@ -204,9 +201,6 @@ def lota_mask_for(wb: "Workbench", task: str, seed: int | None = None,
 
 # --- fine-tuning -----------------------------------------------------------------------------------------
 def _l_lora(wb: "Workbench", task: str, recipe: FinetuneRecipe, seed: int) -> tuple[dict[str, torch.Tensor], dict]:
-    from repro.core.adapters import lora_finetune, lora_targets
-    from repro.workbench import VECTOR
-
     data = wb.task(task, seed=seed)
     style = family_setting(wb.profile, "lora_style")
     # "scope": each LoRA branch linearized (only B trains), as the official code; the former whole-network

@@ -15,11 +15,16 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import torch
+import numpy as np
 
 from repro.core.masks import Mask
+from repro.core.taskvec import TaskVector
+from repro.p2.arithmetic import ArithmeticMethod, single_task, task_addition, task_negation
+from repro.p2.methods import finetune_method, p2_recipe, talos_mask
 
 if TYPE_CHECKING:  # pragma: no cover
     from repro.p2.evaluator import Evaluator
+    from repro.profiles import GraftRecipe
     from repro.workbench import Workbench
 
 
@@ -28,8 +33,6 @@ def talos_vector(wb: "Workbench", task: str, sparsity: float, seed: int | None =
 
     ``sparsity = 0`` returns the non-linear FT vector (every maskable entry trainable).
     """
-    from repro.p2.methods import finetune_method, p2_recipe, talos_mask
-
     if not 0.0 <= sparsity < 1.0:
         raise ValueError(f"sparsity must be in [0, 1), got {sparsity}")
     if sparsity == 0.0:
@@ -39,16 +42,15 @@ def talos_vector(wb: "Workbench", task: str, sparsity: float, seed: int | None =
     return wb.finetune(task, p2_recipe(wb.profile, "talos"), trainable=mask, seed=seed, tag="p2-talos")
 
 
-def grafted_vectors(wb: "Workbench", tasks: Sequence[str], sparsity: float, steps: int | None = None,
+def grafted_vectors(wb: "Workbench", tasks: Sequence[str], sparsity: float, graft: GraftRecipe | None = None,
                     seed: int | None = None) -> tuple[dict[str, dict[str, torch.Tensor]], dict[str, Mask]]:
     """Beyond the paper: ``({task: γ_t ⊙ τ_t}, {task: γ_t})`` with τ_t the P2 non-linear FT vector and γ_t its P1
-    graft region (γ_base = top-``sparsity`` movement of the graftable set, then P1 Eq. 2-4, cached)."""
-    from repro.p2.methods import finetune_method
-
+    graft region (γ_base = top-``sparsity`` movement of the graftable set, then P1 Eq. 2-4 with ``graft``, None: the
+    profile's recipe; cached)."""
     vectors, masks = {}, {}
     for t in tasks:
         tau = finetune_method(wb, t, "ft", seed=seed)
-        mask, _ = wb.graft(t, tau, base=sparsity, steps=steps, seed=seed)  # the P1 graft on the graftable set
+        mask, _ = wb.graft(t, tau, base=sparsity, recipe=graft, seed=seed)  # the P1 graft on the graftable set
         masks[t] = mask
         vectors[t] = {n: tau[n] * mask.tensors[n].to(tau[n].dtype) if n in mask.shapes else torch.zeros_like(tau[n])
                       for n in tau}
@@ -65,10 +67,6 @@ def arithmetic_summary(wb: "Workbench", ev: "Evaluator", vectors: Mapping[str, M
     ``"correct": {kind: {task: per-example 0/1 test correctness}}`` (kind ``single``, ``addition``, and with
     negation ``target`` / ``control``: the evaluations behind those numbers, for paired bootstraps).
     """
-    import numpy as np
-
-    from repro.p2.arithmetic import ArithmeticMethod, single_task, task_addition, task_negation
-    from repro.core.taskvec import TaskVector
 
     method = ArithmeticMethod(label or f"sparse-{sparsity}", label or f"k={sparsity}", "Sparse", "ft")
     vecs = {t: TaskVector(dict(vectors[t])) for t in ev.tasks}

@@ -12,11 +12,11 @@
 from __future__ import annotations
 
 import json
-import math
 import re
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
+from repro.report.display import fmt_float
 from repro.report.results import claim_verdict
 from repro.report.verdicts import op_symbol, seeds_text
 
@@ -54,14 +54,6 @@ def one_line(text: str, width: int = 110) -> str:
     return first[:width].rsplit(" ", 1)[0].rstrip(",;:") + " …"
 
 
-def fmt_number(x: float) -> str:
-    """Three significant digits, no exponent for everyday magnitudes."""
-    if x == 0 or not math.isfinite(x):
-        return f"{x:g}"
-    digits = max(0, 2 - int(math.floor(math.log10(abs(x)))))
-    return f"{x:.{min(digits, 6)}f}"
-
-
 def is_exact(evidence: Mapping[str, Any] | None) -> bool:
     """Evidence of a deterministic quantity (a region's size, an overlap, a timing ratio of one run): its ``test``
     starts with "exact" and it carries no interval (``ci_low == ci_high == statistic``)."""
@@ -75,10 +67,10 @@ def ci_text(evidence: Mapping[str, Any] | None) -> str:
     if not evidence:
         return "point rule, no CI"
     if is_exact(evidence):
-        return (f"{fmt_number(evidence['statistic'])} exact {op_symbol(evidence)} {fmt_number(evidence['margin'])} · "
+        return (f"{fmt_float(evidence['statistic'])} exact {op_symbol(evidence)} {fmt_float(evidence['margin'])} · "
                 f"n {evidence['n_examples']} · {seeds_text(evidence['seeds'])}")
-    return (f"{fmt_number(evidence['statistic'])} [{fmt_number(evidence['ci_low'])}, "
-            f"{fmt_number(evidence['ci_high'])}] {op_symbol(evidence)} {fmt_number(evidence['margin'])} · "
+    return (f"{fmt_float(evidence['statistic'])} [{fmt_float(evidence['ci_low'])}, "
+            f"{fmt_float(evidence['ci_high'])}] {op_symbol(evidence)} {fmt_float(evidence['margin'])} · "
             f"n {evidence['n_examples']} · {seeds_text(evidence['seeds'])}")
 
 
@@ -142,7 +134,7 @@ def _anchor(executed: Path | None, claim_id: str) -> str:
 def _make_id(title: str) -> str:
     """The id Sphinx gives a section with this title (docutils' ``make_id``)."""
     try:
-        from docutils.nodes import make_id
+        from docutils.nodes import make_id  # optional: comes with Sphinx
     except ImportError:  # pragma: no cover - docutils comes with Sphinx
         return ""
     plain = re.sub(r"[`*]", "", re.sub(r"\{[a-z:]+\}`([^`]*)`", r"\1", title))
@@ -177,11 +169,11 @@ def _ci_long(evidence: Mapping[str, Any] | None) -> str:
         return "a point comparison without a confidence interval"
     op = {">=": "≥", "<=": "≤"}.get(evidence.get("op", ">="), evidence.get("op", ">="))
     if is_exact(evidence):
-        return (f"exact value {fmt_number(evidence['statistic'])} (no sampling error, so no CI), claim: value {op} "
-                f"{fmt_number(evidence['margin'])}; n = {evidence['n_examples']}, {evidence['seeds']} seed(s); "
+        return (f"exact value {fmt_float(evidence['statistic'])} (no sampling error, so no CI), claim: value {op} "
+                f"{fmt_float(evidence['margin'])}; n = {evidence['n_examples']}, {evidence['seeds']} seed(s); "
                 f"{evidence['test']}")
-    return (f"statistic {fmt_number(evidence['statistic'])}, 95 % CI [{fmt_number(evidence['ci_low'])}, "
-            f"{fmt_number(evidence['ci_high'])}], claim: statistic {op} {fmt_number(evidence['margin'])}; "
+    return (f"statistic {fmt_float(evidence['statistic'])}, 95 % CI [{fmt_float(evidence['ci_low'])}, "
+            f"{fmt_float(evidence['ci_high'])}], claim: statistic {op} {fmt_float(evidence['margin'])}; "
             f"{evidence['n_examples']} examples, {evidence['seeds']} seed(s); {evidence['test']}")
 
 
@@ -257,4 +249,4 @@ def claims_page_markdown(profile: str, results: Mapping[str, Mapping[str, Any]],
 
 
 __all__ = ["BADGE", "ClaimsPageError", "PAPERS", "VERDICT_ORDER", "ci_text", "claim_row", "claims_page_markdown", "is_exact",
-           "fmt_number", "md_escape", "one_line", "tally"]
+           "md_escape", "one_line", "tally"]

@@ -3,6 +3,7 @@
 - :func:`style_table` formats a table for reading, the same way on every page: percentages with one decimal,
   counts as integers, sparsity as the papers print it (``0.01%``), differences with a sign, the 95 % CI in one
   column where there is one, ``—`` for a missing number.
+- The ``fmt_*`` functions are the one number-formatting family (tables, claims page, paper-vs-ours, bench lines).
 - :func:`glue` puts one formatted number into the page's narrative (myst-nb glue), so no number is typed by hand.
 - :class:`ClaimView` is what :meth:`repro.report.results.Results.add_claim` returns: the claim dict, displayed in
   a notebook as a verdict box (the verdict, ours vs the paper, n, seeds and the CI); :func:`verdict_box` builds the
@@ -31,6 +32,15 @@ SIGNED_COLUMNS = re.compile(r"(?i)^(Δ|delta|diff|gap|gain).*|.*(_delta|_gap|_ga
 BOX_CLASS = {"holds": "tip", "does-not-hold": "danger", "inconclusive": "warning", "not-testable": "note"}
 
 
+def plotting() -> tuple[Any, Any]:
+    """``(matplotlib.pyplot, seaborn)``, imported on first use: the one place figures get them (seaborn takes about
+    2 s to import, and only the pages that draw need it)."""
+    import matplotlib.pyplot as plt  # heavy (with seaborn, ~2 s): figures only
+    import seaborn as sns  # heavy: figures only
+
+    return plt, sns
+
+
 def _missing(v: Any) -> bool:
     return v is None or (isinstance(v, float) and math.isnan(v))
 
@@ -45,9 +55,9 @@ def fmt_count(v: Any) -> str:
     return "—" if _missing(v) else f"{int(round(float(v))):,}"
 
 
-def fmt_sparsity(v: Any) -> str:
+def fmt_sparsity(v: Any, missing: str = "—") -> str:
     """Sparsity as the papers print it: the percentage of parameters, ``0.01%`` (FT = ``100%``)."""
-    return "—" if _missing(v) else f"{float(v):g}%"
+    return missing if _missing(v) else f"{float(v):g}%"
 
 
 def fmt_signed(v: Any, digits: int = 1) -> str:
@@ -59,13 +69,44 @@ def fmt_signed(v: Any, digits: int = 1) -> str:
 
 
 def fmt_float(v: Any) -> str:
-    """Three significant digits."""
+    """Three significant digits, no exponent for everyday magnitudes."""
     if _missing(v):
         return "—"
     x = float(v)
     if x == 0 or not math.isfinite(x):
         return f"{x:g}"
     return f"{x:.{max(0, min(6, 2 - int(math.floor(math.log10(abs(x))))))}f}"
+
+
+def fmt_value(x: float | None, unit: str, std: float | None = None, signed: bool = False) -> str:
+    """A value with its unit and optional ± std: ``92.3%``, ``+1.2 pp``, ``0.0123 s``, ``0.57``."""
+    if _missing(x):
+        return "—"
+    digits = 4 if unit == "s" else (2 if abs(x) < 10 and unit not in ("%", "pp") else 1)
+    s = f"{x:+.{digits}f}" if signed else f"{x:.{digits}f}"
+    if not _missing(std):
+        s += f" ± {std:.{digits}f}"
+    if unit == "%":
+        return s + ("%" if std is None else " %")
+    return f"{s} {unit}" if unit else s
+
+
+def fmt_index(x: Any) -> str:
+    """An index value: counts as integers (``17,088``, not ``17088.0``), nothing for None."""
+    if _missing(x):
+        return ""
+    if isinstance(x, float) and x.is_integer():
+        return f"{int(x):,}"
+    if isinstance(x, int) and not isinstance(x, bool):
+        return f"{x:,}" if abs(x) >= 10000 else str(x)
+    return str(x)
+
+
+def fmt_short(x: Any) -> str:
+    """A plain-text cell (the bench's lines): ``-`` for None, a float to 4 significant digits, anything else as is."""
+    if x is None:
+        return "-"
+    return f"{x:.4g}" if isinstance(x, float) else str(x)
 
 
 def _all_integral(s: pd.Series) -> bool:
@@ -127,12 +168,17 @@ def glue(name: str, value: Any, kind: str = "float") -> str:
     if kind not in fmt:
         raise ValueError(f"glue kind {kind!r} unknown; use one of {sorted(fmt)}")
     text = fmt[kind](value)
-    try:
-        from myst_nb import glue as _glue
-    except ImportError:  # outside the book tooling the number is still returned
-        return text
-    _glue(name, text, display=False)
+    _myst_glue(name, text)
     return text
+
+
+def _myst_glue(name: str, value: Any) -> None:
+    """Glue ``value`` under ``name`` for the page (myst-nb); nothing outside the book tooling."""
+    try:
+        from myst_nb import glue as _glue  # optional heavy dependency (the book tooling), only while a page runs
+    except ImportError:
+        return
+    _glue(name, value, display=False)
 
 
 def _evidence_line(ev: Mapping[str, Any] | None) -> str:
@@ -213,12 +259,11 @@ def show(obj: Any) -> None:
     if obj is None:
         return
     try:  # IPython is there wherever a notebook runs; plain scripts and tests have no kernel to show it in
-        from IPython import get_ipython
-        from IPython.display import display
+        from IPython import display as ipython_display, get_ipython  # optional: only inside a notebook kernel
     except ImportError:
         return
     if get_ipython() is not None:
-        display(obj)
+        ipython_display.display(obj)
 
 
 def departure_note(table_id: str) -> DepartureNote | None:
@@ -292,11 +337,7 @@ def glue_verdicts(claims: Iterable[Mapping[str, Any]], key: str = "verdicts") ->
     """Glue the chapter's :class:`VerdictSummary` under ``key``: the page shows it at the top with
     ``{glue:} verdicts``, before any code, although the claims are decided at the end."""
     summary = VerdictSummary(claims)
-    try:
-        from myst_nb import glue as _glue
-    except ImportError:
-        return summary
-    _glue(key, summary, display=False)
+    _myst_glue(key, summary)
     return summary
 
 
@@ -347,5 +388,7 @@ def verdicts(claims: Iterable[Mapping[str, Any]], prefix: str = "") -> VerdictBo
     return VerdictBoxes(c for c in claims if str(c["id"]).startswith(prefix))
 
 
-__all__ = ["ClaimView", "Notice", "Rows", "VerdictBoxes", "VerdictSummary", "describe", "glue_verdicts", "graft_notice", "fmt_count", "fmt_float", "fmt_pct", "fmt_signed", "fmt_sparsity", "glue",
+__all__ = ["ClaimView", "Notice", "Rows", "VerdictBoxes", "VerdictSummary", "describe", "glue_verdicts", "graft_notice",
+           "fmt_count", "fmt_float", "fmt_index", "fmt_pct", "fmt_short", "fmt_signed", "plotting",
+           "fmt_sparsity", "fmt_value", "glue",
            "style_table", "verdict_box", "verdicts"]

@@ -51,8 +51,9 @@ import pandas as pd
 
 from repro.artifacts import write_json
 from repro.paths import project_root, resolve_path, results_path
-from repro.report.display import ClaimView, Rows, departure_note, show
+from repro.report.display import ClaimView, Rows, departure_note, fmt_index, fmt_sparsity, fmt_value, show
 from repro.report.verdicts import HOLDS, Evidence, VerdictError, check_consistent, verdict_of
+from repro import __version__
 
 ID_RE = re.compile(r"^p[12]-(table|fig)[1-9][0-9]*[a-z]?(-[a-z0-9]+)*$")
 ROW_KEYS: tuple[str, ...] = ("task", "method", "sparsity", "metric", "value", "std", "paper")
@@ -222,8 +223,6 @@ class Results:
     """
 
     def __init__(self, notebook: str, profile: str, params: Mapping[str, Any] | None = None) -> None:
-        from repro import __version__
-
         self.notebook = notebook
         self.profile = profile
         self.meta: dict[str, Any] = {
@@ -282,9 +281,9 @@ class Results:
         return ClaimView(claim)
 
     def to_dict(self) -> dict[str, Any]:
-        from repro.device import environment_meta  # device, training/eval precision, models, versions, commit
+        from repro.device import environment_meta  # heavy: repro.device imports torch; reading results needs none
 
-        meta = dict(self.meta, **environment_meta())
+        meta = dict(self.meta, **environment_meta())  # device, training/eval precision, models, versions, commit
         meta["created"] = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
         return {"meta": meta, "tables": self.tables, "figures": self.figures, "claims": self.claims}
 
@@ -335,35 +334,6 @@ def _unit(row: Mapping[str, Any]) -> str:
     return "%" if row.get("metric") in PERCENT_METRICS else ""
 
 
-def _fmt(x: float | None, unit: str, std: float | None = None, signed: bool = False) -> str:
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "—"
-    digits = 4 if unit == "s" else (2 if abs(x) < 10 and unit not in ("%", "pp") else 1)
-    s = f"{x:+.{digits}f}" if signed else f"{x:.{digits}f}"
-    if std is not None and not (isinstance(std, float) and math.isnan(std)):
-        s += f" ± {std:.{digits}f}"
-    if unit == "%":
-        return s + ("%" if std is None else " %")
-    return f"{s} {unit}" if unit else s
-
-
-def _fmt_extra(x: Any) -> str:
-    """An index value: counts as integers (``17,088``, not ``17088.0``), nothing for None."""
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return ""
-    if isinstance(x, float) and x.is_integer():
-        return f"{int(x):,}"
-    if isinstance(x, int) and not isinstance(x, bool):
-        return f"{x:,}" if abs(x) >= 10000 else str(x)
-    return str(x)
-
-
-def _fmt_sparsity(s: Any) -> str:
-    if s is None or (isinstance(s, float) and math.isnan(s)):
-        return ""
-    return f"{s:g}%"
-
-
 def paper_vs_ours(rows: Sequence[Mapping[str, Any]] | Mapping[str, Any], formatted: bool = True) -> pd.DataFrame:
     """Our value next to the paper's printed value and the difference, one line per row.
 
@@ -403,11 +373,11 @@ def paper_vs_ours(rows: Sequence[Mapping[str, Any]] | Mapping[str, Any], formatt
             df[c] = pd.to_numeric(df[c], errors="coerce").astype(float)
         return df.drop(columns=["_unit", "_text"]).set_index(index_cols)
     out = pd.DataFrame({
-        **{k: [_fmt_extra(r[k]) for r in records] for k in index_cols if k != "sparsity"},
-        "sparsity": [_fmt_sparsity(r["sparsity"]) for r in records],
-        "ours": [_fmt(r["ours"], r["_unit"], r["ours_std"]) for r in records],
-        "paper": [r["_text"] or _fmt(r["paper"], r["_unit"], r["paper_std"]) for r in records],
-        "Δ (ours − paper)": [_fmt(r["delta"], "pp" if r["_unit"] == "%" else r["_unit"], signed=True)
+        **{k: [fmt_index(r[k]) for r in records] for k in index_cols if k != "sparsity"},
+        "sparsity": [fmt_sparsity(r["sparsity"], missing="") for r in records],
+        "ours": [fmt_value(r["ours"], r["_unit"], r["ours_std"]) for r in records],
+        "paper": [r["_text"] or fmt_value(r["paper"], r["_unit"], r["paper_std"]) for r in records],
+        "Δ (ours − paper)": [fmt_value(r["delta"], "pp" if r["_unit"] == "%" else r["_unit"], signed=True)
                              for r in records],
     })
     return out.set_index(index_cols)

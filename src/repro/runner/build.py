@@ -39,6 +39,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
+import nbformat
+
 from repro.paths import book_dir, repo_root, results_path
 from repro.profiles import PROFILES
 from repro.report.results import ResultsError, load_results, validate
@@ -94,8 +96,6 @@ def _write_if_changed(dst: Path, text: str) -> None:
 
 
 def _placeholder(name: str, profile: str) -> str:
-    import nbformat
-
     nb = nbformat.v4.new_notebook()
     nb.metadata["kernelspec"] = {"display_name": "Python 3", "language": "python", "name": KERNEL}
     nb.cells.append(nbformat.v4.new_markdown_cell(

@@ -20,9 +20,12 @@ import logging
 import os
 import sys
 from dataclasses import dataclass
+import subprocess
 from typing import Any, Callable, Sequence
 
+from repro.paths import artifacts_dir, unwritable_reason
 from repro.profiles import PROFILES
+from repro.runner.notebooks import ParameterError, describe_notebooks, notebook_parameters, parse_cli_value
 
 
 @dataclass(frozen=True)
@@ -85,7 +88,7 @@ def _abs(path: str | None) -> str | None:
          arg("--output-dir", default=None, metavar="DIR", help="results root (default: results/ in the repository)"),
          DATA_ARG, DEVICE_ARG, PRECISION_ARG)
 def _book(args: argparse.Namespace) -> int:
-    from repro.runner.build import build_book
+    from repro.runner.build import build_book  # startup: the build imports torch and pandas, `repro --help` none
 
     build_book(profile=args.profile, only=args.only, jobs=args.jobs, warnings_as_errors=args.warnings_as_errors,
                output_dir=_abs(args.output_dir) or "results", data_dir=_abs(args.data), force=args.force,
@@ -109,8 +112,7 @@ def _book(args: argparse.Namespace) -> int:
                   "(renders of a workflow whose jobs ran: `repro job run`)"),
          DATA_ARG, DEVICE_ARG, PRECISION_ARG)
 def _run(args: argparse.Namespace) -> int:
-    from repro.runner.execute import run_notebook
-    from repro.runner.notebooks import notebook_parameters, parse_cli_value
+    from repro.runner.execute import run_notebook  # startup: execution imports torch and pandas, `repro --help` none
 
     declared = notebook_parameters(args.notebook)
     params: dict[str, Any] = {}
@@ -141,14 +143,10 @@ def _run(args: argparse.Namespace) -> int:
          arg("--no-book", action="store_true", help="skip timing the unchanged cpu-book rebuild"),
          arg("--output", default=None, metavar="PATH", help="JSON to write (default results/bench.json)"))
 def _bench(args: argparse.Namespace) -> int:
-    import subprocess
-
     cmd = [sys.executable, "-m", "repro.bench", "--device", args.device]  # a kernel: the runner imports no core
     cmd += [flag for flag, on in (("--quick", args.quick), ("--no-scaling", args.no_scaling),
                                   ("--no-book", args.no_book)) if on]
     if args.output:
-        from repro.paths import unwritable_reason
-
         why = unwritable_reason(_abs(args.output), "--output", folder=False)
         if why:  # before the measurement, not a traceback after it
             print(f"repro bench: error: {why}", file=sys.stderr)
@@ -172,8 +170,6 @@ def _bench(args: argparse.Namespace) -> int:
                   "$REPRO_VISION_ROOT, else ~/.cache/repro/vision)"),
          arg("--force", action="store_true", help="fetch again what is already there"))
 def _fetch(args: argparse.Namespace) -> int:
-    import subprocess
-
     cmd = [sys.executable, "-m", "repro.fetch", "--profile", args.profile]  # the runner imports no data code
     for flag, value in (("--family", args.family), ("--dest", _abs(args.dest)), ("--models", _abs(args.models)),
                         ("--story-cloze", _abs(args.story_cloze)), ("--vision-sources", _abs(args.vision_sources))):
@@ -194,8 +190,6 @@ def _fetch(args: argparse.Namespace) -> int:
          arg("--check", action="store_true", help="check every job's inputs (class-balanced non-empty splits, "
                                                   "graft selection sets, budgets) against dataset shapes"))
 def _plan(args: argparse.Namespace) -> int:
-    import subprocess
-
     cmd = [sys.executable, "-m", "repro.inventory", "--profile", args.profile]  # a kernel: the runner imports no p1/p2
     cmd += ["--only", *args.only] if args.only else []
     cmd += ["--family", args.family] if args.family else []
@@ -225,8 +219,6 @@ def _job(args: argparse.Namespace) -> int:
 
 @command("list", "list the notebooks and their parameters")
 def _list(args: argparse.Namespace) -> int:
-    from repro.runner.notebooks import describe_notebooks
-
     print(describe_notebooks())
     return 0
 
@@ -241,8 +233,7 @@ def _list(args: argparse.Namespace) -> int:
                                                   "stale code)"),
          arg("--artifacts", default=None, metavar="DIR", help="store root (default: $REPRO_ARTIFACTS or artifacts/)"))
 def _cache(args: argparse.Namespace) -> int:
-    from repro.artifacts import ArtifactStore, format_entries
-    from repro.paths import artifacts_dir
+    from repro.artifacts import ArtifactStore, format_entries  # startup: the store imports torch
 
     store = ArtifactStore(artifacts_dir(_abs(args.artifacts)) / args.profile)
     if not store.root.is_dir():
@@ -293,9 +284,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from repro.runner.build import BuildError
-    from repro.runner.execute import NotebookError
-    from repro.runner.notebooks import ParameterError
+    from repro.runner.build import BuildError  # startup: as in _book / _run (torch, pandas)
+    from repro.runner.execute import NotebookError  # startup, as above
 
     parser = build_parser()
     args = parser.parse_args(argv)

@@ -20,6 +20,10 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence
+import shutil
+
+import nbformat
+from traitlets.config import Config
 
 from repro.paths import (OFFLINE_ENV, STORE_READ_ONLY_ENV, artifacts_dir, data_root, folder_digest, project_root,
                          repo_root, resolve_path, results_path, unwritable_reason)
@@ -275,8 +279,6 @@ def kernel_params(name: str | Path, profile: str, params: Mapping[str, Any] | No
 def fetched_family(notebook: str, profile: str, model_family: str = "") -> str | None:
     """Which ``repro fetch --family`` a notebook of ``profile`` reads (None: the profile reads no fetched files):
     "text" for P1, the P2 notebook's model family otherwise ("text" = the P1 tasks and model)."""
-    from repro.profiles import PROFILES
-
     prof = PROFILES.get(profile)
     if prof is None or prof.data_source != "hub" or not notebook.startswith(("p1_", "p2_")):
         return None
@@ -397,8 +399,6 @@ def kernel_transport(private_dir: str | Path) -> Any:
     already in use" (it happened once in CI).  Socket files in a directory only this run uses cannot collide.
     Windows keeps TCP (zmq's ipc transport is POSIX only).
     """
-    from traitlets.config import Config
-
     if os.name == "nt":
         return Config()
     return Config({"KernelManager": {"transport": "ipc", "ip": str(Path(private_dir) / "kernel")}})
@@ -410,8 +410,6 @@ TEMP_PREFIX = "repro-nb-"  # + the pid of the run that owns the folder
 def clean_stale_temp_dirs(log: Callable[[str], None] = print) -> list[Path]:
     """Remove the ``$TMPDIR/repro-nb-<pid>-*`` folders of runs that were killed (their process is gone), and those
     of the older unnamed layout (``repro-nb-<random>``) untouched for a day; one line when any was removed."""
-    import shutil
-
     gone = []
     for d in Path(tempfile.gettempdir()).glob(f"{TEMP_PREFIX}*"):
         pid_text = d.name[len(TEMP_PREFIX):].split("-", 1)[0]
@@ -454,8 +452,7 @@ def run_notebook(name: str, profile: str = "cpu", params: Mapping[str, Any] | No
     Raises :class:`ParameterError` before running, :class:`NotebookError` if a cell fails or no valid results
     JSON was written.
     """
-    import nbformat
-    import papermill
+    import papermill  # heavy (~1 s): only to execute a notebook
 
     path = notebook_path(name)
     name = path.stem
@@ -561,8 +558,6 @@ def _read_sidecar(path: Path) -> dict[str, Any]:
 
 def cell_seconds(executed: Path) -> list[float]:
     """Duration of each code cell of an executed notebook (papermill's metadata), for the next run's estimate."""
-    import nbformat
-
     nb = nbformat.read(executed, as_version=4)
     return [round(float(c.get("metadata", {}).get("papermill", {}).get("duration") or 0.0), 2)
             for c in nb.cells if c.cell_type == "code"]
@@ -578,8 +573,6 @@ def write_sidecar(path: Path, info: Mapping[str, Any]) -> None:
 def notebook_incomplete(executed: Path) -> str | None:
     """Why an executed notebook is not a complete papermill run (a cell failed, or the run was killed with cells
     still running or pending), or None when every code cell completed."""
-    import nbformat
-
     try:
         nb = nbformat.read(executed, as_version=4)
     except Exception as e:  # noqa: BLE001 - truncated / not a notebook
@@ -632,8 +625,6 @@ KERNEL_ARGS = ["--IPKernelApp.log_level=CRITICAL"]
 
 def _tidy_executed(executed: Path, rel_source: str) -> None:
     """Point the executed copy's papermill metadata at the real source instead of the temporary .ipynb."""
-    import nbformat
-
     try:
         nb = nbformat.read(executed, as_version=4)
     except Exception:

@@ -8,11 +8,15 @@ import logging
 import math
 import re
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Mapping
 
+import nbformat
+import yaml
+
 from repro.paths import book_dir, notebooks_dir, resolve_path
+from repro.plans import read_ranges
 from repro.profiles import PROFILES
 
 KERNEL = "python3"
@@ -29,8 +33,6 @@ class ParameterError(ValueError):
 
 def book_notebooks() -> list[str]:
     """The notebooks of the book, in ``book/_toc.yml`` order (entries ``executed/<name>``)."""
-    import yaml
-
     toc = yaml.safe_load((book_dir() / "_toc.yml").read_text())
     names: list[str] = []
 
@@ -123,8 +125,7 @@ def notebook_title(name: str) -> str:
 # --------------------------------------------------------------------------------------------------------
 def read_notebook(path: str | Path):
     """A notebook as an nbformat node, jupytext sources converted in memory; kernel forced to ``python3``."""
-    import jupytext
-    import nbformat
+    import jupytext  # heavy (~0.4 s): only to read a notebook
 
     path = Path(path)
     nb = jupytext.read(path) if path.suffix == ".md" else nbformat.read(path, as_version=4)
@@ -160,8 +161,7 @@ def notebook_parameters(name: str | Path) -> dict[str, NotebookParam]:
     Names come from ``papermill.inspect_notebook`` and from parsing the cell (papermill skips annotations such as
     ``str | None``); types from the annotation.
     """
-    import nbformat
-    import papermill
+    import papermill  # heavy (~1 s): only to execute a notebook
 
     nb = read_notebook(notebook_path(name))
     source = _parameters_cell(nb)
@@ -383,12 +383,23 @@ PARAMETER_RULES: tuple[tuple[str, ParamRule], ...] = (
 )
 
 
+#: ``{notebook: {field: range}}``: the ranges declared on the chapter plans' fields (``repro.plans.ranged``), read
+#: from the JSON the plans write (the runner imports no chapter).  A parameter named after a plan field is checked
+#: against that field's range; :data:`PARAMETER_RULES` give the element type, meaning and example, and the range of
+#: the parameters that are not plan fields (seed, graft_lr, graft_steps, ...).
+PLAN_RANGES: dict[str, dict[str, dict[str, Any]]] = read_ranges()
+
+
 def parameter_rule(notebook: str, name: str) -> ParamRule | None:
-    for pattern, rule in PARAMETER_RULES:
-        target = f"{notebook}:{name}" if ":" in pattern else name
-        if re.fullmatch(pattern, target):
-            return rule
-    return None
+    """The rule of parameter ``name`` of ``notebook``: the first matching pattern's, with the range of the plan field
+    of that name where the chapter's plan declares one."""
+    rule = next((r for pattern, r in PARAMETER_RULES
+                 if re.fullmatch(pattern, f"{notebook}:{name}" if ":" in pattern else name)), None)
+    span = PLAN_RANGES.get(notebook, {}).get(name)
+    if span is not None:
+        rule = replace(rule or ParamRule(meaning=f"the range of the plan field {name}", example="1"),
+                       low=span["low"], high=span["high"], low_open=span["low_open"], high_open=span["high_open"])
+    return rule
 
 
 def _check_range(name: str, value: Any, rule: ParamRule | None) -> None:
@@ -422,8 +433,6 @@ def _yaml11_floats(v: Any) -> Any:
 def parse_cli_value(text: str) -> Any:
     """A ``-p key value`` value as YAML (``13`` → int, ``0.5`` and ``1e7`` → float, ``true``, ``null``,
     ``[1e-3, 1e-2]``), else the string itself."""
-    import yaml
-
     try:
         return _yaml11_floats(yaml.safe_load(text))
     except yaml.YAMLError:

@@ -90,7 +90,7 @@ def watched_engine(progress: CellProgress) -> str:
     """Register (once per process) and return the name of a papermill engine that calls
     ``progress.cell_started`` as each code cell starts; the engine reads the current reporter from a class
     attribute, so one notebook at a time per process (the worker pool runs one notebook per process)."""
-    from papermill.engines import NBClientEngine, papermill_engines
+    from papermill.engines import NBClientEngine, papermill_engines  # heavy (~1 s): only to execute a notebook
 
     class _WatchedEngine(NBClientEngine):
         current: CellProgress | None = None

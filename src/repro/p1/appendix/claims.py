@@ -15,6 +15,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from repro.p1.calibration import ece_difference
+from repro.report.gates import not_testable
 from repro.report.results import Results
 from repro.report.verdicts import (Evidence, combine_all, compare, exact, normal_combination, paired_bootstrap,
                                    verdict_from_ci)
@@ -38,7 +39,7 @@ def table5_recovery(res: Results, runs: Mapping[str, Mapping[str, Any]],
                                        "FT accuracy and are better calibrated.")
     paper = "0.3 / 2.8 points drop, 6 / 4.0 points ECE gain"
     if not runs:
-        return res.add_claim(cid, text, paper=paper, verdict="not-testable", note="no Table 5 task in this plan")
+        return res.add_claim(cid, text, paper=paper, **not_testable("no Table 5 task in this plan"))
     ratios = {t: compare(sc["graft"]["correct"], sc["ft"]["correct"], kind="ratio", op=">=", margin=0.95)
               for t, sc in scores.items()}
     eces = {t: ece_difference(sc["graft"], sc["ft"], "<") for t, sc in scores.items()}
@@ -79,8 +80,8 @@ def table5_size(res: Results, growth: Mapping[str, Mapping[int, int]], base: flo
                      f"(region ×{region_x:.2f} for data ×{data_x:g})")
         ratios.append(region_x / data_x)
     if not parts:
-        return res.add_claim(cid, text, paper=paper, verdict="not-testable",
-                             note="needs the same task at two data sizes; this plan has one")
+        return res.add_claim(cid, text, paper=paper,
+                             **not_testable("needs the same task at two data sizes; this plan has one"))
     verdict, ev = exact(max(ratios), "<=", GROWTH_HOLDS, 2 * len(ratios),
                         "largest (region growth / data growth) over the tasks, from the learned regions' entry counts")
     return res.add_claim(cid, text, paper=paper, ours="; ".join(parts), verdict=verdict, evidence=ev,
@@ -96,8 +97,8 @@ def table8_overlap(res: Results, iou: Sequence[Mapping[str, Any]], k: int, steps
     Point rule: every IoU < 0.10."""
     text = "FISH masks and graft regions overlap by less than 10% (IoU)."
     if not iou:
-        return res.add_claim("p1-table8-fish-overlap", text, paper="<10%", verdict="not-testable",
-                             note="no Table 8 task in this plan")
+        return res.add_claim("p1-table8-fish-overlap", text, paper="<10%",
+                             **not_testable("no Table 8 task in this plan"))
     verdict, ev = exact(max(r["overlap"] for r in iou), "<", 0.10, len(iou),
                         "largest IoU of a learned region and the FISH mask of its actual size")
     ours = "; ".join(f"{r['task']} {100 * r['target']:g}%: {100 * r['overlap']:.1f}% ({int(r['count'])} vs "
@@ -121,7 +122,7 @@ def table8_graft(res: Results, correct: Mapping[str, Mapping[float, Mapping[str,
     cid, paper = "p1-table8-fish-graft", "~10 points worse at 0.01%"
     densities = sorted({d for per in correct.values() for d in per})
     if not densities:
-        return res.add_claim(cid, text, paper=paper, verdict="not-testable", note="no Table 8 task in this plan")
+        return res.add_claim(cid, text, paper=paper, **not_testable("no Table 8 task in this plan"))
 
     def pooled(d: float, method: str) -> np.ndarray:
         return np.concatenate([np.asarray(per[d][method], float) for per in correct.values() if d in per])
@@ -167,9 +168,9 @@ def table9_gpt2(res: Results, ratios: Mapping[str, float] | None, n_smoke_runs: 
     if ratios is None:
         return res.add_claim(cid, "For GPT-2, grafts of at most 0.05% recover >95% of FT accuracy (single-sentence: "
                              "1.2% drop, 3.2% ECE gain; two-sentence: 3.4% drop, 7.3% ECE gain).", paper=">95%",
-                             verdict="not-testable",
-                             note="not tested in this profile (no GPT-2 offline, beyond the cpu budget); the GPT-2 "
-                                  f"code path ran end to end at tiny size ({n_smoke_runs} runs, table p1-table9-smoke)")
+                             **not_testable("not tested in this profile (no GPT-2 offline, beyond the cpu budget); "
+                                            f"the GPT-2 code path ran end to end at tiny size ({n_smoke_runs} runs, "
+                                            "table p1-table9-smoke)"))
     return res.add_claim(cid, "For GPT-2, grafts of at most 0.05% recover >95% of FT accuracy.", paper=">95%",
                          ours=", ".join(f"{t} {100 * v:.1f}%" for t, v in ratios.items()),
                          holds=bool(all(v >= 0.95 for v in ratios.values())),
@@ -185,8 +186,8 @@ def fig9_layers(res: Results, thirds: Sequence[Mapping[str, Any]], model: str, n
     cid, text = "p1-fig9-layers", "Graft parameters concentrate in the middle layers (AG News is the exception)."
     judged = [r for r in thirds if r["task"] != FIG9_EXCEPTION]
     if not judged:
-        return res.add_claim(cid, text, paper="Fig. 9 (plotted only)", verdict="not-testable",
-                             note="no placement region of a task other than AG News in this plan")
+        return res.add_claim(cid, text, paper="Fig. 9 (plotted only)",
+                             **not_testable("no placement region of a task other than AG News in this plan"))
     middle = [r["middle_share"] > max(r["first_share"], r["last_share"]) for r in judged]
     verdict, ev = exact(sum(middle) / len(middle), ">", 0.5, len(judged),
                         "share of the regions whose middle third of the layers holds the largest part")
@@ -210,8 +211,8 @@ def fig10_modules(res: Results, shares: Mapping[tuple[str, float], Mapping[str, 
     share > ½)."""
     cid, text = "p1-fig10-modules", "Most graft parameters sit in attention Value, the first FFN layer and LayerNorm."
     if not shares:
-        return res.add_claim(cid, text, paper="Fig. 10 (plotted only)", verdict="not-testable",
-                             note="no placement region in this plan")
+        return res.add_claim(cid, text, paper="Fig. 10 (plotted only)",
+                             **not_testable("no placement region in this plan"))
     trio = {key: sum(v for t, v in by.items() if t in TRIO) for key, by in shares.items()}
     verdict, ev = exact(min(trio.values()), ">", 0.5, len(trio),
                         "smallest share of a region in V + FFN-in + LayerNorm")
@@ -251,12 +252,12 @@ def fig15_core_skills(res: Results, summary: Sequence[Mapping[str, Any]], checkp
             "and less than FT after it (graft gain after − FT gain after < 0), each at the conservative end of its "
             "95 % CI")
     if checkpoint >= ft_steps:
-        return res.add_claim(cid, text, paper="Fig. 15 (plotted only)", ours=ours, verdict="not-testable",
-                             note=f"{rule}; the checkpoint is the last step, nothing comes after it")
+        return res.add_claim(cid, text, paper="Fig. 15 (plotted only)", ours=ours,
+                             **not_testable(f"{rule}; the checkpoint is the last step, nothing comes after it"))
     if ft["gain_after_checkpoint"] <= 0.01:
-        return res.add_claim(cid, text, paper="Fig. 15 (plotted only)", ours=ours, verdict="not-testable",
-                             note=f"{rule}; FT itself gains < 1 point after step {checkpoint}, so saturation cannot "
-                                  "be told apart")
+        return res.add_claim(cid, text, paper="Fig. 15 (plotted only)", ours=ours,
+                             **not_testable(f"{rule}; FT itself gains < 1 point after step {checkpoint}, so "
+                                            "saturation cannot be told apart"))
     test = ("normal approximation, accuracies as independent binomials (the tracked regions are not kept, so no "
             "per-example results)")
     parts = {}

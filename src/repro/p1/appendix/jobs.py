@@ -23,21 +23,22 @@ NOTEBOOK = "p1_appendix"
 def jobs(profile: Profile, seed: int = 13, **overrides: Any) -> list[JobSpec]:
     """Every cached artifact of ``p1_appendix`` on ``profile`` (the notebook's parameters in ``overrides``)."""
     plan = appendix_plan(profile, **overrides)
+    large, sweep = plan.large_graft(profile), plan.sweep_graft(profile)
     base = profile.graft_base_sparsity
     out: list[JobSpec] = []
     # Table 5: FT on large_k per class, one graft per size
     for task in plan.large_tasks:
         for s in plan.large_sparsities:
-            out += ft_and_graft_jobs(profile, NOTEBOOK, task, k=plan.large_k, seed=seed, base=s, steps=plan.large_steps)
+            out += ft_and_graft_jobs(profile, NOTEBOOK, task, k=plan.large_k, seed=seed, base=s, graft=large)
     # Table 5 size: the smallest size's region at profile.k_shot and at large_k
     s5 = min(plan.large_sparsities)
     for task in plan.large_tasks:
         for k in (profile.k_shot, plan.large_k):
-            out += ft_and_graft_jobs(profile, NOTEBOOK, task, k=k, seed=seed, base=s5, steps=plan.large_steps)
+            out += ft_and_graft_jobs(profile, NOTEBOOK, task, k=k, seed=seed, base=s5, graft=large)
     # Table 8: learned regions per density, FISH masks of the learned regions' sizes
     for task in plan.fish_tasks:
         ft = finetune_job(profile, NOTEBOOK, task, profile.p1_finetune, k=plan.fish_k, seed=seed)
-        learned = [graft_job(profile, NOTEBOOK, task, ft, d, k=plan.fish_k, seed=seed, steps=plan.sweep_steps,
+        learned = [graft_job(profile, NOTEBOOK, task, ft, d, k=plan.fish_k, seed=seed, recipe=sweep,
                              n_classes=n_classes(task)) for d in plan.fish_densities]
         out += [ft, *learned]
         k = plan.fish_k or profile.k_shot
@@ -59,11 +60,11 @@ def jobs(profile: Profile, seed: int = 13, **overrides: Any) -> list[JobSpec]:
     # Figs. 9-10: the Table 2 graft and the learned regions of placement_sparsities
     for task in plan.placement_tasks:
         ft, graft = ft_and_graft_jobs(profile, NOTEBOOK, task, seed=seed, base=base)
-        out += [ft, graft] + [graft_job(profile, NOTEBOOK, task, ft, s, seed=seed, steps=plan.sweep_steps,
+        out += [ft, graft] + [graft_job(profile, NOTEBOOK, task, ft, s, seed=seed, recipe=sweep,
                                         n_classes=n_classes(task)) for s in plan.placement_sparsities]
     # Fig. 15: one cached run (FT snapshots, the checkpoint's regions, their scores along training)
     ft_rec = profile.p1_recipe([n_classes(plan.track_task)])  # the step budget resolved, as the notebook
-    steps = plan.sweep_steps or profile.graft.steps
+    steps = sweep.steps
     out.append(make_job("tracking", "repro.p1.trajectory.checkpoint_tracking", profile, NOTEBOOK,
                         cost=ft_rec.steps * ft_rec.batch_size + len(plan.track_sparsities) * steps
                         * profile.graft.max_examples,

@@ -6,9 +6,10 @@ Figs. 9-10 placement of the graft regions and the Fig. 15 plot, each on the chap
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
+import warnings
+from dataclasses import replace
 
 import pandas as pd
-import torch
 
 from repro.core.masks import Mask, placement_rows
 from repro.p1.appendix.plan import AppendixPlan
@@ -16,10 +17,12 @@ from repro.p1.calibration import per_example
 from repro.p1.regions import (evaluate_overrides, fish_regions, ft_and_graft, graftable_total, learned_region,
                               middle_layer_share, random_region, size_fields)
 from repro.report.comparison import attach_printed, seed_rows
+from repro.profiles import GraftRecipe, get_profile
+from repro.report.display import plotting
+from repro.workbench import Workbench
 
 if TYPE_CHECKING:  # pragma: no cover
     from repro.profiles import Profile
-    from repro.workbench import Workbench
 
 #: Table 5 merges the four sentiment tasks into one "Sentiment" row.
 PAPER_TASK = {"SST-2": "Sentiment", "MR": "Sentiment", "CR": "Sentiment", "MPQA": "Sentiment"}
@@ -27,22 +30,18 @@ PAPER_TASK = {"SST-2": "Sentiment", "MR": "Sentiment", "CR": "Sentiment", "MPQA"
 MODULE_ORDER = ("Q", "K", "V", "QKV", "O", "FFN-in", "FFN-out", "LayerNorm", "other")
 
 
-def region_growth(wb: "Workbench", task: str, base: float, ks: Sequence[int], *, steps: int | None = None,
+def region_growth(wb: "Workbench", task: str, base: float, ks: Sequence[int], *, graft: GraftRecipe | None = None,
                   seed: int | None = None) -> dict[int, int]:
     """P1 Table 5 size: actual learned-region size (entries) on γ_base = top-``base`` at each k-shot data size."""
     out = {}
     for k in ks:
         tau = wb.finetune(task, k=k, seed=seed)
-        out[int(k)] = learned_region(wb, task, tau, base, steps=steps, k=k, seed=seed)[0].count()
+        out[int(k)] = learned_region(wb, task, tau, base, graft=graft, k=k, seed=seed)[0].count()
     return out
 
 
-def _correct(pred: Any) -> Any:
-    return (pred.preds == pred.labels).to(torch.uint8).cpu().numpy()
-
-
 def fish_vs_learned(wb: "Workbench", task: str, densities: Sequence[float], *, k: int | None = None,
-                    steps: int | None = None, seed: int | None = None) -> tuple[list[dict], dict]:
+                    graft: GraftRecipe | None = None, seed: int | None = None) -> tuple[list[dict], dict]:
     """P1 Table 8 at equal size: for each target density, the learned graft region, the FISH mask with the learned
     region's *actual* entry count, and a random region of that count, scored on the same test examples.
 
@@ -51,7 +50,7 @@ def fish_vs_learned(wb: "Workbench", task: str, densities: Sequence[float], *, k
     paired bootstraps)."""
     total = graftable_total(wb)
     tau = wb.finetune(task, k=k, seed=seed)
-    found = {d: learned_region(wb, task, tau, d, steps=steps, k=k, seed=seed) for d in densities}
+    found = {d: learned_region(wb, task, tau, d, graft=graft, k=k, seed=seed) for d in densities}
     learned, metas = {d: m for d, (m, _) in found.items()}, {d: meta for d, (_, meta) in found.items()}
     # the FISH density that selects exactly the learned count (Mask.top_fraction takes int(fraction · total))
     matched = {d: (m.count() + 0.5) / total for d, m in learned.items()}
@@ -69,7 +68,7 @@ def fish_vs_learned(wb: "Workbench", task: str, densities: Sequence[float], *, k
             scores, pred = evaluate_overrides(wb, task, wb.overrides(tau, mask=m))
             runs.append({"task": task, "method": method, "target": d, metric: scores["value"], "ece": scores["ece"],
                          **size_fields(m, total)})
-            correct[d][method] = _correct(pred)
+            correct[d][method] = pred.correct()
     return runs, correct
 
 
@@ -85,7 +84,7 @@ def table5_runs(wb: "Workbench", plan: AppendixPlan, seed: int) -> tuple[list[di
     metas: list[dict] = []
     for task in plan.large_tasks:
         for s in plan.large_sparsities:
-            out = ft_and_graft(wb, task, k=plan.large_k, seed=seed, base=s, steps=plan.large_steps)
+            out = ft_and_graft(wb, task, k=plan.large_k, seed=seed, base=s, graft=plan.large_graft(wb.profile))
             if s == plan.large_sparsities[0]:
                 runs.append({"task": task, "method": "FT", "target": None, **out["ft"]})
                 smallest[task] = out
@@ -120,7 +119,8 @@ def table8_runs(wb: "Workbench", plan: AppendixPlan, seed: int) -> tuple[list[di
     runs: list[dict] = []
     correct: dict[str, dict] = {}
     for task in plan.fish_tasks:
-        rows, correct[task] = fish_vs_learned(wb, task, plan.fish_densities, k=plan.fish_k, steps=plan.sweep_steps,
+        rows, correct[task] = fish_vs_learned(wb, task, plan.fish_densities, k=plan.fish_k,
+                                              graft=plan.sweep_graft(wb.profile),
                                               seed=seed)
         runs += rows
     return runs, correct
@@ -151,9 +151,6 @@ def gpt2_profile(profile: "Profile") -> "Profile":
     """The profile of Table 9's runs.  Paper plan: GPT-2 small with the paper's P1 recipe, without gradient clipping
     (the official ``gpt_trainer``).  Otherwise the code path only, on the profile's device: full-size random-init
     GPT-2 for the GPU check's random-init profiles, else the random-init ``tiny-gpt2`` (numbers that mean nothing)."""
-    from dataclasses import replace
-
-    from repro.profiles import get_profile
 
     if profile.plan == "paper":
         return profile.with_(model="gpt2", p1_finetune=replace(profile.p1_finetune, grad_clip=0.0))
@@ -170,9 +167,6 @@ def table9_runs(profile: "Profile", *, data_dir: str | None = None, seed: int = 
 
     Returns the per-run rows, the results rows (with the paper's cells in the paper profile) and the grafts'
     metadata."""
-    import warnings
-
-    from repro.workbench import Workbench
 
     paper = profile.plan == "paper"
     prof = gpt2_profile(profile)
@@ -226,7 +220,8 @@ def placement_regions(wb: "Workbench", plan: AppendixPlan, base: float, seed: in
         regions[(task, base)], meta = wb.graft(task, tau, base=base, seed=seed)
         metas.append(meta)
         for s in plan.placement_sparsities:
-            regions[(task, s)], meta = learned_region(wb, task, tau, s, steps=plan.sweep_steps, seed=seed)
+            regions[(task, s)], meta = learned_region(wb, task, tau, s, graft=plan.sweep_graft(wb.profile),
+                                                           seed=seed)
             metas.append(meta)
     return regions, metas
 
@@ -263,8 +258,7 @@ def placement_claim_inputs(regions: Mapping[tuple[str, float], Mask], by_type: p
 
 def plot_layers(place: pd.DataFrame) -> None:
     """P1 Fig. 9: share of the graft parameters per layer, for all and for the V, FFN-in and LayerNorm entries."""
-    import matplotlib.pyplot as plt
-    import seaborn as sns
+    plt, sns = plotting()
 
     panels = {"all": None, "V": ["V", "QKV"], "FFN-in": ["FFN-in"], "LayerNorm": ["LayerNorm"]}
     fig, axes = plt.subplots(1, 4, figsize=(15, 3.4), sharex=True)
@@ -282,8 +276,7 @@ def plot_layers(place: pd.DataFrame) -> None:
 def plot_modules(by_type: pd.DataFrame, eligible: pd.Series) -> list[str]:
     """P1 Fig. 10: share of each graft per sub-module type, with the type's share of the graftable set; returns the
     types shown, in the paper's order."""
-    import matplotlib.pyplot as plt
-    import seaborn as sns
+    plt, sns = plotting()
 
     order = [t for t in MODULE_ORDER if t in set(by_type.type)]
     g = sns.catplot(data=by_type, x="type", y="share_of_region", hue="task", col="target_sparsity", kind="bar",
@@ -298,8 +291,7 @@ def plot_modules(by_type: pd.DataFrame, eligible: pd.Series) -> list[str]:
 
 def plot_tracking(rows: Sequence[Mapping[str, Any]], checkpoint: int, task: str) -> None:
     """P1 Fig. 15: test accuracy along fine-tuning of θ_t and of the regions found at ``checkpoint``."""
-    import matplotlib.pyplot as plt
-    import seaborn as sns
+    plt, sns = plotting()
 
     tr = pd.DataFrame(rows)
     tr["model"] = tr.apply(lambda r: "FT" if r.model == "FT" else f"graft {100 * r.target_sparsity:g}% "

@@ -20,6 +20,7 @@ import numpy as np
 
 from repro.p1.calibration import ece_difference, ece_from_confidence, in_top_bin
 from repro.p1.calibration_ood.runs import GapRuns, OodRuns, PeftRuns, WiseRuns
+from repro.report.gates import not_testable
 from repro.report.results import Results
 from repro.report.verdicts import N_RESAMPLES, Evidence, combine_all, compare, paired_bootstrap, verdict_from_ci
 
@@ -108,7 +109,7 @@ def ece_reduction(res: Results, reduction: Rows, per_example: PerExample, k_shot
         return res.add_claim("p1-table2-ece-reduction", text, paper="40-90% relative ECE reduction",
                              ours="; ".join(f"{r['task']} {100 * r['reduction']:.0f}% (graft at "
                                             f"{100 * (1 - r['relative_drop']):.0f}% of FT)" for r in reduction),
-                             verdict="not-testable", note=f"no graft keeps >= 95% of FT's metric; {rule}")
+                             **not_testable(f"no graft keeps >= 95% of FT's metric; {rule}"))
     parts, shown = {}, []
     for task in ok:
         est, lo, hi = reduction_ci(per_example, task, n_resamples=n_resamples)
@@ -134,8 +135,8 @@ def agreement(res: Results, per_example: PerExample, n_resamples: int = N_RESAMP
     text = ("Grafted and fine-tuned models agree on 93% (single-sentence) and 86% (two-sentence) of the test "
             "predictions.")
     if not parts:
-        return res.add_claim("p1-table2-agreement-calibration", text, paper="93% / 86%", verdict="not-testable",
-                             note="no Table 2 ECE task was run in this profile's plan")
+        return res.add_claim("p1-table2-agreement-calibration", text, paper="93% / 86%",
+                             **not_testable("no Table 2 ECE task was run in this profile's plan"))
     verdict, ev, worst = combine_all(parts)
     return res.add_claim(
         "p1-table2-agreement-calibration", text, paper="93% / 86%",
@@ -244,8 +245,8 @@ def fig7_ood_gap(res: Results, runs: OodRuns, pairs: Sequence[tuple[str, str]]) 
     text = ("Under large shifts (MPQA -> SST-2/Yelp, QNLI -> MNLI/SNLI) the graft is at least 5% better than "
             "fine-tuning out of distribution.")
     if not pairs:
-        return res.add_claim("p1-fig7-ood-gap", text, paper=">=5% OOD gap", verdict="not-testable",
-                             note="no large-shift source (MPQA, QNLI) in this profile's plan")
+        return res.add_claim("p1-fig7-ood-gap", text, paper=">=5% OOD gap",
+                             **not_testable("no large-shift source (MPQA, QNLI) in this profile's plan"))
     verdict, ev = compare(_pooled(runs, pairs, "Grafting"), _pooled(runs, pairs, "FT"), kind="difference",
                           scale=100, op=">=", margin=5.0)
     return res.add_claim(
@@ -340,8 +341,8 @@ def table6_peft(res: Results, peft: PeftRuns, n_resamples: int = N_RESAMPLES) ->
     text = ("At similar sparsity (0.05-0.1%) grafting has a 4.6% lower ECE than LoRA and adapters while being only "
             "1.7% lower in accuracy.")
     if not pairs:
-        return res.add_claim("p1-table6-peft", text, paper="ECE -4.6, acc -1.7", verdict="not-testable",
-                             note="no PEFT run and graft of the same source in this profile")
+        return res.add_claim("p1-table6-peft", text, paper="ECE -4.6, acc -1.7",
+                             **not_testable("no PEFT run and graft of the same source in this profile"))
     groups = _by_source(pairs)
     strata = [[a for p, g in ps for r in (p, g) for a in (peft.scores[(s, r["label"])]["conf"],
                                                            peft.scores[(s, r["label"])]["correct"])]
@@ -376,8 +377,8 @@ def table7_peft_ood(res: Results, peft: PeftRuns, n_resamples: int = N_RESAMPLES
     pairs = matched_pairs(peft.rows)
     text = "At similar sparsity grafting gains 7.9% OOD accuracy over LoRA and adapters at 1.0% lower ID accuracy."
     if not pairs:
-        return res.add_claim("p1-table7-peft-ood", text, paper="+7.9 OOD, -1.0 ID", verdict="not-testable",
-                             note="no PEFT run and graft of the same source in this profile")
+        return res.add_claim("p1-table7-peft-ood", text, paper="+7.9 OOD, -1.0 ID",
+                             **not_testable("no PEFT run and graft of the same source in this profile"))
     groups = _by_source(pairs)
     sets = [(s, k) for s, ps in groups.items() for k in ps[0][0] if k.startswith("ood:")]
     strata = [[a for p, g in groups[s] for a in (peft.scores[(s, g["label"])][k], peft.scores[(s, p["label"])][k])]

@@ -42,8 +42,8 @@ def jobs(profile: Profile, seed: int = 13, **overrides: Any) -> list[JobSpec]:
 
     def sweep_grafts(task: str, ft: JobSpec) -> None:
         for b in plan.sweep_bases:
-            steps = None if b == plan.base else plan.sweep_steps
-            out.append(graft_job(profile, NOTEBOOK, task, ft, b, seed=seed, steps=steps, n_classes=n_classes(task)))
+            graft = None if b == plan.base else plan.sweep_graft(profile)
+            out.append(graft_job(profile, NOTEBOOK, task, ft, b, seed=seed, recipe=graft, n_classes=n_classes(task)))
 
     # Table 3 / Fig. 7: FT, graft, re-trained graft, BitFit per source, and the sweep's other graft sizes
     for task in plan.ood_sources:

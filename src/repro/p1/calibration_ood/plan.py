@@ -1,8 +1,8 @@
 """What the P1 §4 chapter (``notebooks/p1_calibration_ood.md``) runs for each profile: one typed plan.
 
-:func:`calibration_plan` gives the profile's :class:`CalibrationPlan` (keyed by ``profile.plan``: "smoke" for smoke
-and paper-smoke, "cpu", anything else = the paper's setting); a notebook parameter that is not None overrides its
-field.  :func:`calibration_recipes` gives the re-training, BitFit and LoRA/adapter recipes.
+:data:`PLANS` holds the :class:`CalibrationPlan` of each profile plan ("smoke" for smoke and paper-smoke, "cpu",
+"paper" = the paper's setting, for any other plan too); :func:`calibration_plan` resolves the profile's and applies
+the notebook's non-None parameters.  :func:`calibration_recipes` gives the re-training, BitFit and LoRA/adapter recipes.
 """
 
 from __future__ import annotations
@@ -10,27 +10,31 @@ from __future__ import annotations
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
-from repro.plans import ChapterPlan
-from repro.profiles import FinetuneRecipe, Profile
+from repro.plans import ChapterPlan, FromProfile, plan_for, ranged
+from repro.profiles import FinetuneRecipe, GraftRecipe, Profile
 
 
 @dataclass(frozen=True)
 class CalibrationPlan(ChapterPlan):
     """Tasks, seeds, sweeps and evaluation sizes of P1 Table 2 (ECE), Table 3, Fig. 6-7, Tables 6-7 and App. D."""
 
-    n_seeds: int = 1                                   #: seeds per Table 2 ECE cell (cpu 3, paper 5), as Table 2
+    n_seeds: int = ranged(1, 1)                        #: seeds per Table 2 ECE cell (cpu 3, paper 5), as Table 2
     ece_tasks: tuple[str, ...] = ("SST-2", "QNLI")     #: Table 2 ECE columns and the 40-90% claim
     ood_sources: tuple[str, ...] = ("SST-2", "QNLI")   #: Table 3 / Fig. 7 sources (targets: repro.p1.ood.OOD_PAIRS)
     sweep_sources: tuple[str, ...] = ("QNLI",)         #: sources with the graft-size sweep, WiSE and PEFT
-    sweep_bases: tuple[float, ...] = (1e-2,)           #: γ_base sparsities of the sweep, besides ``base``
-    sweep_steps: int | None = 2                        #: graft steps of the sweep points (None: profile.graft_steps)
+    sweep_bases: tuple[float, ...] = ranged((1e-2,), 0.0, 1.0)  #: γ_base sparsities of the sweep, besides ``base``
+    sweep_steps: int | None = ranged(2, 0)             #: graft steps of the sweep points (None: profile.graft_steps)
     wise_alphas: tuple[float, ...] = (0.0, 0.5, 1.0)   #: WiSE-FT / WiSE-Graft interpolation coefficients
     peft: tuple[str, ...] = ("lora:1", "houlsby:1")    #: PEFT baselines "lora:<rank>", "houlsby:<n>", "pfeiffer:<n>"
     gap_tasks: tuple[str, ...] = ("QNLI",)             #: App. D train-test gaps
-    n_eval: int | None = 32                            #: test examples per OOD / WiSE evaluation (None: all)
-    base: float = 1e-3                                 #: γ_base of "the" graft
+    n_eval: int | None = ranged(32, 0)                 #: test examples per OOD / WiSE evaluation (None: all)
+    base: float = ranged(1e-3, 0.0, 1.0)               #: γ_base of "the" graft (cpu, paper: the profile's)
     peft_recipe: tuple[tuple[str, Any], ...] = (       #: fields of profile.p1_finetune replaced for LoRA/adapters
         ("optimizer", "adamw"), ("lr", 1e-3), ("weight_decay", 0.0), ("schedule", "linear"))
+
+    def sweep_graft(self, profile: Profile) -> GraftRecipe:
+        """The graft recipe of the sweep's other sizes: the profile's with ``sweep_steps``."""
+        return profile.graft.updated(steps=self.sweep_steps)
 
 
     def shown(self) -> dict[str, Any]:
@@ -39,29 +43,34 @@ class CalibrationPlan(ChapterPlan):
                 for f in fields(self) if f.name != "peft_recipe"}
 
 
+#: The chapter's plan per profile plan name (``repro.plans``: any other name takes "paper").
+PLANS: dict[str, CalibrationPlan] = {
+    "smoke": CalibrationPlan(),
+    # Table 2's ECE columns on the localization chapter's Table 2 tasks and seeds (the same cached FT models and
+    # grafts): a breadth cut from SST-2 / QNLI / MPQA that keeps 3 seeds and 500 test examples (issue 15 budget)
+    "cpu": CalibrationPlan(n_seeds=3, ece_tasks=("SST-2", "QNLI"), ood_sources=("SST-2", "MPQA", "QNLI"),
+                           sweep_bases=(1e-3,), sweep_steps=3, wise_alphas=(0.0, 0.25, 0.5, 0.75, 1.0),
+                           gap_tasks=("SST-2", "QNLI"), n_eval=200, base=FromProfile("graft_base_sparsity"),
+                           peft_recipe=(("optimizer", "adamw"), ("lr", 1e-3), ("weight_decay", 0.0),
+                                        ("warmup_steps", 18), ("schedule", "linear"))),
+    # the paper's setting (and any GPU profile's)
+    "paper": CalibrationPlan(n_seeds=5, ece_tasks=FromProfile("p1_tasks", lambda p: tuple(p.p1_tasks)),
+                             ood_sources=("SST-2", "MPQA", "QNLI"),
+                             sweep_sources=("SST-2", "MPQA", "QNLI"), sweep_bases=(5e-5, 1e-4, 1e-3),
+                             sweep_steps=None, wise_alphas=tuple(round(0.1 * i, 1) for i in range(11)),
+                             peft=("lora:1", "lora:2", "lora:8", "houlsby:1", "houlsby:2", "houlsby:16",
+                                   "houlsby:64", "pfeiffer:1", "pfeiffer:2", "pfeiffer:16", "pfeiffer:64"),
+                             gap_tasks=("SST-2", "AGNews", "QNLI", "QQP"), n_eval=None,
+                             base=FromProfile("graft_base_sparsity"),
+                             peft_recipe=(("optimizer", "adamw"), ("lr", 5e-4), ("batch_size", 16),
+                                          ("weight_decay", 0.0), ("warmup_steps", 60), ("schedule", "linear"))),
+}
+
+
 def calibration_plan(profile: Profile, **overrides: Any) -> CalibrationPlan:
-    """The profile's plan for the chapter, with the notebook's non-None parameters applied."""
-    if profile.plan == "smoke":
-        plan = CalibrationPlan()
-    elif profile.plan == "cpu":
-        # Table 2's ECE columns on the localization chapter's Table 2 tasks and seeds (the same cached FT models and
-        # grafts): a breadth cut from SST-2 / QNLI / MPQA that keeps 3 seeds and 500 test examples (issue 15 budget)
-        plan = CalibrationPlan(n_seeds=3, ece_tasks=("SST-2", "QNLI"), ood_sources=("SST-2", "MPQA", "QNLI"),
-                               sweep_bases=(1e-3,), sweep_steps=3, wise_alphas=(0.0, 0.25, 0.5, 0.75, 1.0),
-                               gap_tasks=("SST-2", "QNLI"), n_eval=200, base=profile.graft_base_sparsity,
-                               peft_recipe=(("optimizer", "adamw"), ("lr", 1e-3), ("weight_decay", 0.0),
-                                            ("warmup_steps", 18), ("schedule", "linear")))
-    else:  # paper (and any GPU profile): the paper's setting
-        plan = CalibrationPlan(n_seeds=5, ece_tasks=tuple(profile.p1_tasks), ood_sources=("SST-2", "MPQA", "QNLI"),
-                               sweep_sources=("SST-2", "MPQA", "QNLI"), sweep_bases=(5e-5, 1e-4, 1e-3),
-                               sweep_steps=None, wise_alphas=tuple(round(0.1 * i, 1) for i in range(11)),
-                               peft=("lora:1", "lora:2", "lora:8", "houlsby:1", "houlsby:2", "houlsby:16",
-                                     "houlsby:64", "pfeiffer:1", "pfeiffer:2", "pfeiffer:16", "pfeiffer:64"),
-                               gap_tasks=("SST-2", "AGNews", "QNLI", "QQP"), n_eval=None,
-                               base=profile.graft_base_sparsity,
-                               peft_recipe=(("optimizer", "adamw"), ("lr", 5e-4), ("batch_size", 16),
-                                            ("weight_decay", 0.0), ("warmup_steps", 60), ("schedule", "linear")))
-    return plan.with_overrides(**overrides)
+    """The profile's plan for the chapter (:data:`PLANS`, resolved), with the notebook's non-None parameters
+    applied."""
+    return plan_for(PLANS, profile).with_overrides(**overrides)
 
 
 @dataclass(frozen=True)
@@ -82,4 +91,4 @@ def calibration_recipes(profile: Profile, plan: CalibrationPlan) -> CalibrationR
     return CalibrationRecipes(sgd=sgd, retrain=sparse, bitfit=sparse, peft=replace(sgd, **dict(plan.peft_recipe)))
 
 
-__all__ = ["CalibrationPlan", "CalibrationRecipes", "calibration_plan", "calibration_recipes"]
+__all__ = ["CalibrationPlan", "PLANS", "CalibrationRecipes", "calibration_plan", "calibration_recipes"]

@@ -44,11 +44,11 @@ class ChapterModels:
         return self.wb.finetune(task)
 
     def graft(self, task: str, base: float | None = None) -> Mask:
-        """The learned graft on γ_base = top-``base`` (the plan's base: the profile's graft steps; the sweep's
-        other sizes: ``plan.sweep_steps``)."""
+        """The learned graft on γ_base = top-``base`` (the plan's base: the profile's graft recipe; the sweep's
+        other sizes: ``plan.sweep_graft``)."""
         base = self.plan.base if base is None else base
-        steps = None if base == self.plan.base else self.plan.sweep_steps
-        return self.wb.graft(task, self.ft(task), base=base, steps=steps)[0]
+        recipe = None if base == self.plan.base else self.plan.sweep_graft(self.wb.profile)
+        return self.wb.graft(task, self.ft(task), base=base, recipe=recipe)[0]
 
     def retrained(self, task: str, mask: Mask) -> Overrides:
         """Overrides of the model re-trained on ``mask`` from θ_pre (None: an empty region, the pre-trained model)."""

@@ -9,12 +9,13 @@ from typing import Mapping, Sequence
 import pandas as pd
 
 from repro.p1.ood import PRINTED_NAME
+from repro.report.display import plotting
 
 
 def fig6(hist: pd.DataFrame, ece: Mapping[str, float], task: str, n_seeds: int):
     """P1 Fig. 6: share of ``task``'s test examples per top-probability bin, FT beside the graft (``ece``:
     method → ECE, a fraction)."""
-    import matplotlib.pyplot as plt
+    plt, _ = plotting()
 
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.5), sharey=True)
     for ax, m in zip(axes, ("FT", "Graft")):
@@ -30,7 +31,7 @@ def fig6(hist: pd.DataFrame, ece: Mapping[str, float], task: str, n_seeds: int):
 def fig7(ood: pd.DataFrame, pairs: Sequence[tuple[str, str]]):
     """P1 Fig. 7: OOD accuracy of the grafts against their size (% of the block parameters), FT dashed, one panel
     per (source, target) pair."""
-    import matplotlib.pyplot as plt
+    plt, _ = plotting()
 
     fig, axes = plt.subplots(1, len(pairs), figsize=(3.2 * len(pairs), 3.2), squeeze=False)
     for ax, (s, t) in zip(axes[0], pairs):

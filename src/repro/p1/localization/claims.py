@@ -21,6 +21,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
+from repro.report.gates import not_testable
 from repro.report.results import Results
 from repro.report.verdicts import (LEVEL, N_RESAMPLES, Evidence, combine_all, compare, exact, paired_bootstrap,
                                    verdict_from_ci)
@@ -62,8 +63,8 @@ def table2_recovery(res: Results, runs: Runs, k: int, base: float, *, beyond_pap
                 "performance on every task at 4096-shot, without re-training.")
         paper = ">95% on all 13 tasks (lowest printed ratio 95.4%, MNLI)"
     if not per_task:
-        return res.add_claim(cid, text, paper=paper, verdict="not-testable", beyond_paper=beyond_paper,
-                             note=f"no task was run at {k}-shot in this profile's plan")
+        return res.add_claim(cid, text, paper=paper, beyond_paper=beyond_paper,
+                             **not_testable(f"no task was run at {k}-shot in this profile's plan"))
     verdict, ev, worst = combine_all(per_task)
     ours = "; ".join(f"{t} {100 * e.statistic:.1f}% [{100 * e.ci_low:.1f}, {100 * e.ci_high:.1f}]"
                      for t, (_, e) in per_task.items())
@@ -86,8 +87,8 @@ def table2_drop(res: Results, runs: Runs, k: int, pair_tasks: Sequence[str], *, 
     stacks = [(_stack(runs, t, k, "ft"), _stack(runs, t, k, "graft")) for t in tasks]
     stacks = [(f, g) for f, g in stacks if f is not None]
     if not stacks or len({f.shape[0] for f, _ in stacks}) != 1:
-        return res.add_claim(cid, text, paper=f"-{printed} points", verdict="not-testable",
-                             note=f"no {kind.lower()} task was run at {k}-shot in this profile's plan")
+        return res.add_claim(cid, text, paper=f"-{printed} points",
+                             **not_testable(f"no {kind.lower()} task was run at {k}-shot in this profile's plan"))
     ft = np.concatenate([f for f, _ in stacks], axis=1)
     graft = np.concatenate([g for _, g in stacks], axis=1)
     verdict, ev = compare(ft, graft, kind="difference", scale=100, op="<=", margin=5.0)
@@ -108,8 +109,8 @@ def table2_agreement(res: Results, runs: Runs, k: int) -> dict:
             "(two-sentence).")
     paper = "93% / 86% (Table 2 prints 95.2 average for single-sentence)"
     if not per_task:
-        return res.add_claim("p1-table2-agreement", text, paper=paper, verdict="not-testable",
-                             note=f"no task was run at {k}-shot")
+        return res.add_claim("p1-table2-agreement", text, paper=paper,
+                             **not_testable(f"no task was run at {k}-shot"))
     verdict, ev, worst = combine_all(per_task)
     ours = ", ".join(f"{t} {e.statistic:.1f}%" for t, (_, e) in per_task.items())
     return res.add_claim("p1-table2-agreement", text, paper=paper, ours=ours, verdict=verdict, evidence=ev,
@@ -152,8 +153,8 @@ def fig2_learned_region(res: Results, rows: Sequence[Row], k: int) -> dict:
             "region of the same size.")
     graftable = [r for r in rows if r.get("scope", "graftable") == "graftable"]
     if not graftable:
-        return res.add_claim("p1-fig2-learned-region", text, paper="Fig. 2 (plotted only)", verdict="not-testable",
-                             note="no Fig. 2 sweep was run")
+        return res.add_claim("p1-fig2-learned-region", text, paper="Fig. 2 (plotted only)",
+                             **not_testable("no Fig. 2 sweep was run"))
     low = min(r["target_sparsity"] for r in graftable)
     parts, sizes, gaps = {}, [], []
     for task in sorted({r["task"] for r in graftable}):
@@ -172,8 +173,8 @@ def fig2_learned_region(res: Results, rows: Sequence[Row], k: int) -> dict:
                      + (f", γ_base {base['count']:,} ({100 * (learned['acc'] - base['acc']):+.1f} points)"
                         if base is not None else ""))
     if not parts:
-        return res.add_claim("p1-fig2-learned-region", text, paper="Fig. 2 (plotted only)", verdict="not-testable",
-                             note="the sweep has no learned region to compare")
+        return res.add_claim("p1-fig2-learned-region", text, paper="Fig. 2 (plotted only)",
+                             **not_testable("the sweep has no learned region to compare"))
     verdict, ev, worst = combine_all(parts)
     return res.add_claim("p1-fig2-learned-region", text, paper="Fig. 2 (plotted only)",
                          ours=f"at {100 * low:g}%, learned − other in points: {'; '.join(gaps)}",
@@ -204,8 +205,8 @@ def table1_retrain(res: Results, runs: Mapping[tuple[str, int], Mapping[str, Any
     paper = "re-training − grafting: +2.2 points on average (Table 1)"
     g, r = _pooled(runs, "graft"), _pooled(runs, "retrain")
     if g is None or r is None:
-        return res.add_claim("p1-table1-retrain", text, paper=paper, verdict="not-testable",
-                             note="no Table 1 task was run (or the tasks have different seed counts)")
+        return res.add_claim("p1-table1-retrain", text, paper=paper,
+                             **not_testable("no Table 1 task was run (or the tasks have different seed counts)"))
     verdict, ev = compare(r, g, kind="difference", scale=100, op=">=", margin=-2.0)
     counts = ", ".join(f"{t} {int(o['graft_count']):,}" for (t, s), o in sorted(runs.items()))
     return res.add_claim("p1-table1-retrain", text, paper=paper, ours=f"re-training − grafting "
@@ -223,8 +224,8 @@ def table1_bitfit(res: Results, runs: Mapping[tuple[str, int], Mapping[str, Any]
     paper = "BitFit − grafting: +2.0 points on average (Table 1)"
     g, b = _pooled(runs, "graft"), _pooled(runs, "bitfit")
     if g is None or b is None:
-        return res.add_claim("p1-table1-bitfit", text, paper=paper, verdict="not-testable",
-                             note="no Table 1 task was run (or the tasks have different seed counts)")
+        return res.add_claim("p1-table1-bitfit", text, paper=paper,
+                             **not_testable("no Table 1 task was run (or the tasks have different seed counts)"))
     verdict, ev = compare(b, g, kind="difference", scale=100, op=">=", margin=0.0)
     n_bias = max(int(o["bitfit_count"]) for o in runs.values())
     n_graft = max(int(o["graft_count"]) for o in runs.values())
@@ -253,8 +254,8 @@ def fig3_standard_ft(res: Results, rows: Sequence[Row], refs: Sequence[Row]) -> 
         parts[name] = compare(r["correct"], f["correct"], kind="ratio", op=">=", margin=0.95)
         sizes.append(f"{name}: {r['count']:,} entries")
     if not parts:
-        return res.add_claim("p1-fig3-standard-ft", text, paper="Fig. 3 (plotted only)", verdict="not-testable",
-                             note="no Fig. 3 sweep was run")
+        return res.add_claim("p1-fig3-standard-ft", text, paper="Fig. 3 (plotted only)",
+                             **not_testable("no Fig. 3 sweep was run"))
     verdict, ev, worst = combine_all(parts)
     ours = "; ".join(f"{n} {100 * e.statistic:.1f}% [{100 * e.ci_low:.1f}, {100 * e.ci_high:.1f}]"
                      for n, (_, e) in parts.items())
@@ -281,8 +282,8 @@ def fig4a_bias_only(res: Results, rows: Sequence[Row]) -> dict:
         parts[name] = compare(full["correct"], b["correct"], kind="difference", scale=100, op=">", margin=2.0)
         sizes.append(f"{name}: unrestricted {full['count']:,} vs bias-only {b['count']:,}")
     if not parts:
-        return res.add_claim("p1-fig4a-bias-only", text, paper="Fig. 4a (plotted only)", verdict="not-testable",
-                             note="no target size fits in the biases (or no bias-only graft was run)")
+        return res.add_claim("p1-fig4a-bias-only", text, paper="Fig. 4a (plotted only)",
+                             **not_testable("no target size fits in the biases (or no bias-only graft was run)"))
     verdict, ev, worst = combine_all(parts)
     ours = "; ".join(f"{n} {e.statistic:+.1f} points" for n, (_, e) in parts.items())
     return res.add_claim("p1-fig4a-bias-only", text, paper="Fig. 4a (plotted only)",
@@ -300,8 +301,8 @@ def fig4b_lottery(res: Results, rows: Sequence[Row], chance: Mapping[str, float]
             "skill, even for regions as dense as 90%.")
     zo = _pick(rows, method="zero_outside")
     if not zo:
-        return res.add_claim("p1-fig4b-lottery", text, paper="Fig. 4b (plotted only)", verdict="not-testable",
-                             note="no lottery density was run")
+        return res.add_claim("p1-fig4b-lottery", text, paper="Fig. 4b (plotted only)",
+                             **not_testable("no lottery density was run"))
     parts = {f"{r['task']} at density {r['target_density']:g}":
              compare(r["correct"], kind="mean", scale=100, op="<=", margin=100 * (chance[r["task"]] + 0.1))
              for r in zo}
@@ -360,7 +361,7 @@ def fig5_adamw(res: Results, rows: Sequence[Row], ft_correct: Mapping[tuple[str,
     if not parts:
         why = (f"FT accuracy 0 on {', '.join(skipped)}" if skipped
                else "the SGD / AdamW / AdamW + l1 sweeps were not all run")
-        return res.add_claim("p1-fig5-adamw", text, paper="Fig. 5 (plotted only)", verdict="not-testable", note=why)
+        return res.add_claim("p1-fig5-adamw", text, paper="Fig. 5 (plotted only)", **not_testable(why))
     verdict, ev, worst = combine_all(parts)
     gaps = "; ".join(f"{n} {e.statistic:+.1f} [{e.ci_low:+.1f}, {e.ci_high:+.1f}]" for n, (_, e) in parts.items())
     return res.add_claim("p1-fig5-adamw", text, paper="Fig. 5 (plotted only)",

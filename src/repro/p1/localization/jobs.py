@@ -18,7 +18,7 @@ from typing import Any, Sequence
 from repro.jobs import JobSpec, finetune_job, graft_job
 from repro.p1.localization.plan import localization_plan, variant_recipes
 from repro.p1.regions import ft_and_graft_jobs, n_classes
-from repro.profiles import Profile
+from repro.profiles import GraftRecipe, Profile
 
 NOTEBOOK = "p1_localization"
 
@@ -37,15 +37,15 @@ def bias_share(model: str) -> float | None:
 
 
 def curve_jobs(profile: Profile, notebook: str, task: str, vector: JobSpec, sparsities: Sequence[float], *,
-               base: float, k: int, seed: int, sweep_steps: int | None, scope: str = "graftable") -> list[JobSpec]:
+               base: float, k: int, seed: int, sweep: GraftRecipe, scope: str = "graftable") -> list[JobSpec]:
     """The learned regions of :meth:`repro.p1.localization.runs.LocalizationSweeps.curve`: γ_base's point with the
-    profile's graft steps (graftable scope only), the other sparsities with ``sweep_steps``."""
+    profile's graft recipe (graftable scope only), the other sparsities with the ``sweep`` recipe."""
     out = []
     if scope == "graftable":
         out.append(graft_job(profile, notebook, task, vector, base, k=k, seed=seed, n_classes=n_classes(task)))
     for s in sparsities:
         if s != base:
-            out.append(graft_job(profile, notebook, task, vector, s, k=k, seed=seed, steps=sweep_steps, scope=scope,
+            out.append(graft_job(profile, notebook, task, vector, s, k=k, seed=seed, recipe=sweep, scope=scope,
                                  n_classes=n_classes(task)))
     return out
 
@@ -57,20 +57,21 @@ def jobs(profile: Profile, seed: int = 13, **overrides: Any) -> list[JobSpec]:
     base = profile.graft_base_sparsity
     rec = variant_recipes(profile)
     vk = plan.variant_k or profile.k_shot
+    sweep = plan.sweep_graft(profile)
     out: list[JobSpec] = []
     # Table 2: FT and its graft per (task, k, seed)
     for k, tasks in ((profile.k_shot, plan.tasks), (profile.k_shot_large, plan.large_tasks)):
         for task in tasks:
             for s in seeds:
-                steps = plan.large_steps if k == profile.k_shot_large else None
-                out += ft_and_graft_jobs(profile, NOTEBOOK, task, k=k, seed=s, base=base, steps=steps)
+                graft = plan.large_graft(profile) if k == profile.k_shot_large else None
+                out += ft_and_graft_jobs(profile, NOTEBOOK, task, k=k, seed=s, base=base, graft=graft)
     # Fig. 2 (and the SGD curves Figs. 3-5 reuse): the SGD model's learned regions per sparsity
     sgd: dict[str, JobSpec] = {}
     for task in dict.fromkeys((*plan.curve_tasks, *plan.variant_tasks)):
         sgd[task] = finetune_job(profile, NOTEBOOK, task, rec.sgd, k=vk, seed=seed)
         out.append(sgd[task])
         out += curve_jobs(profile, NOTEBOOK, task, sgd[task], plan.sparsities, base=base, k=vk, seed=seed,
-                          sweep_steps=plan.sweep_steps)
+                          sweep=sweep)
     # Table 1: FT, graft, the graft region re-trained, BitFit per (task, seed)
     for task in plan.variant_tasks:
         for s in seeds:
@@ -84,16 +85,16 @@ def jobs(profile: Profile, seed: int = 13, **overrides: Any) -> list[JobSpec]:
         lin = finetune_job(profile, NOTEBOOK, task, rec.sgd, k=vk, seed=seed, linear_heads=True)
         out.append(lin)
         out += curve_jobs(profile, NOTEBOOK, task, lin, plan.sparsities, base=base, k=vk, seed=seed,
-                          sweep_steps=plan.sweep_steps)
+                          sweep=sweep)
         # Fig. 4a: bias-only learned regions of the SGD model
         out += curve_jobs(profile, NOTEBOOK, task, sgd[task], bias_sp, base=base, k=vk, seed=seed,
-                          sweep_steps=plan.sweep_steps, scope="bias")
+                          sweep=sweep, scope="bias")
         # Fig. 5: AdamW and AdamW + l1 models and their learned regions
         for l1 in (0.0, rec.l1):
             tau = finetune_job(profile, NOTEBOOK, task, rec.adamw, k=vk, seed=seed, l1=l1)
             out.append(tau)
             out += curve_jobs(profile, NOTEBOOK, task, tau, plan.sparsities, base=base, k=vk, seed=seed,
-                              sweep_steps=plan.sweep_steps)
+                              sweep=sweep)
     return out
 
 

@@ -17,13 +17,13 @@ import pandas as pd
 import torch
 
 from repro.core.masks import Mask
-from repro.data import Example, balanced_sample
+from repro.data import Example, fixed_subset
 from repro.p1.calibration import per_example
 from repro.p1.localization.plan import LocalizationPlan, VariantRecipes
 from repro.p1.regions import (REGIONS, evaluate_overrides, ft_and_graft, graftable_total, lottery_curve,
                               retrained_region, size_fields, sparsity_curve)
 from repro.report.comparison import attach_printed, seed_rows
-from repro.report.display import describe, style_table
+from repro.report.display import describe, style_table, plotting
 
 if TYPE_CHECKING:  # pragma: no cover
     from repro.profiles import FinetuneRecipe, Profile
@@ -33,7 +33,7 @@ if TYPE_CHECKING:  # pragma: no cover
 @dataclass
 class LocalizationSweeps:
     """Fig. 2-5 sweeps of ``wb`` under ``plan``: the first point is γ_base = top-``base`` with the profile's graft
-    steps (the Table 2 graft), the others ``plan.sweep_steps``; every point is scored on :meth:`subset`."""
+    recipe (the Table 2 graft), the others ``plan.sweep_graft``; every point is scored on :meth:`subset`."""
 
     wb: "Workbench"
     plan: LocalizationPlan
@@ -44,7 +44,7 @@ class LocalizationSweeps:
     def subset(self, task: str) -> Sequence[Example]:
         """The fixed, label-balanced test subset the figures score on (the whole test split for n_eval = 0)."""
         test = self.wb.task(task).test
-        return test if not self.plan.n_eval else balanced_sample(test, self.plan.n_eval, seed=0)
+        return fixed_subset(test, self.plan.n_eval)
 
     def curve(self, wb: "Workbench", task: str, tau: Mapping[str, torch.Tensor], label: str,
               regions: Sequence[str] = REGIONS, scope: str = "graftable",
@@ -54,7 +54,8 @@ class LocalizationSweeps:
         kw: dict[str, Any] = dict(scope=scope, k=self.plan.variant_k, examples=self.subset(task), label=label)
         rows = sparsity_curve(wb, task, tau, [self.base], regions, **kw) if scope == "graftable" else []
         rest = [s for s in sparsities if s != self.base]
-        return rows + sparsity_curve(wb, task, tau, rest, regions, steps=self.plan.sweep_steps, **kw)
+        return rows + sparsity_curve(wb, task, tau, rest, regions, graft=self.plan.sweep_graft(wb.profile),
+                                     **kw)
 
     def scored(self, wb: "Workbench", task: str, overrides: Mapping[str, torch.Tensor] | None) -> dict:
         """A model given as overrides scored on :meth:`subset` (fractions), with its per-example 0/1 ``correct``."""
@@ -117,8 +118,8 @@ def table2_runs(wb: "Workbench", plan: LocalizationPlan, seeds: Sequence[int], b
     for k, task_list in ((profile.k_shot, plan.tasks), (profile.k_shot_large, plan.large_tasks)):
         for task in task_list:
             for s in seeds:
-                steps = plan.large_steps if k == profile.k_shot_large else None
-                out = ft_and_graft(wb, task, k=k, seed=s, base=base, steps=steps)
+                graft = plan.large_graft(profile) if k == profile.k_shot_large else None
+                out = ft_and_graft(wb, task, k=k, seed=s, base=base, graft=graft)
                 outs[(task, k, s)] = out
                 metric = wb.model.specs[task].metric
                 for method, r in (("FT", out["ft"]), ("Graft", out["graft"])):
@@ -153,8 +154,7 @@ def graft_sizes(outs: Mapping[tuple[str, int, int], Mapping[str, Any]], n_grafta
 def plot_curves(df: Any, refs: Any, title: str, hue: str = "region", style: str | None = None,
                 col: str = "task") -> None:
     """Accuracy vs region size, one panel per ``col``, with the FT (dashed) and pre-trained (dotted) levels."""
-    import matplotlib.pyplot as plt
-    import seaborn as sns
+    plt, sns = plotting()
 
     g = sns.relplot(data=df, x="sparsity_pct", y="acc", hue=hue, style=style, col=col, kind="line", marker="o",
                     height=3.4, aspect=1.2, facet_kws={"sharey": False})
@@ -171,8 +171,7 @@ def plot_curves(df: Any, refs: Any, title: str, hue: str = "region", style: str 
 def plot_bias_and_lottery(fig4a: Any, fig4b: Any, n_bias: int, n_graftable: int) -> None:
     """P1 Fig. 4: (a) bias-only vs unrestricted learned regions by size, (b) lottery-ticket (zero outside) vs graft
     by region density."""
-    import matplotlib.pyplot as plt
-    import seaborn as sns
+    plt, sns = plotting()
 
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
     sns.lineplot(data=fig4a, x="sparsity_pct", y="acc", hue="what", style="task", marker="o", ax=axes[0])
@@ -187,8 +186,7 @@ def plot_bias_and_lottery(fig4a: Any, fig4b: Any, n_bias: int, n_graftable: int)
 def plot_relative(df: Any, level: float = 0.95) -> None:
     """P1 Fig. 5: graft accuracy / FT accuracy by region size, one line per fine-tuning recipe, one panel per task,
     with the ``level`` the claim asks for."""
-    import matplotlib.pyplot as plt
-    import seaborn as sns
+    plt, sns = plotting()
 
     g = sns.relplot(data=df.assign(rel=df.acc / df.ft_acc), x="sparsity_pct", y="rel", hue="label", col="task",
                     kind="line", marker="o", height=3.4, aspect=1.2)

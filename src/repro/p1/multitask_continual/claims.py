@@ -17,6 +17,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from repro.p1.multitask import relative_gain
+from repro.report.gates import not_testable
 from repro.report.results import Results
 from repro.report.verdicts import N_RESAMPLES, Evidence, combine_all, compare, exact, paired_bootstrap, verdict_from_ci
 
@@ -107,7 +108,7 @@ def fig8_isolation(res: Results, correct: Correct, tasks: Sequence[str], margin:
     cells = [(f"single:{r}", t) for r in tasks for t in tasks]
     diag, off = _diag_off(_point_rel(correct, cells))
     if diag != diag or off != off:
-        return res.add_claim("p1-fig8-isolation", text, paper="Fig. 8b", verdict="not-testable", note=UNDEFINED)
+        return res.add_claim("p1-fig8-isolation", text, paper="Fig. 8b", **not_testable(UNDEFINED))
     verdict, ev = _rel_test(correct, cells, lambda rel: float(np.subtract(*_diag_off(rel))), ">", margin,
                             "mean diagonal − mean off-diagonal Rel")
     return res.add_claim(
@@ -137,8 +138,8 @@ def fig8_union(res: Results, correct: Correct, groups: Mapping[str, Sequence[str
             "tasks (every value > 0.7), about 80% after 10 gradient steps.")
     paper = "~70% (all > 0.7) -> ~80%"
     if not groups:
-        return res.add_claim("p1-fig8-union", text, paper=paper, verdict="not-testable",
-                             note="no task group among this run's MT tasks")
+        return res.add_claim("p1-fig8-union", text, paper=paper,
+                             **not_testable("no task group among this run's MT tasks"))
     union = [(f"union:{g}", t) for g, members in groups.items() for t in members]
     tuned = [(f"tuned:{g}", t) for g, members in groups.items() for t in members
              if f"tuned:{g}" in correct.get(t, {})]
@@ -148,7 +149,7 @@ def fig8_union(res: Results, correct: Correct, groups: Mapping[str, Sequence[str
 
     point = _point_rel(correct, union + tuned)
     if any(v != v for v in point.values()):
-        return res.add_claim("p1-fig8-union", text, paper=paper, verdict="not-testable", note=UNDEFINED)
+        return res.add_claim("p1-fig8-union", text, paper=paper, **not_testable(UNDEFINED))
     parts = {f"min in-group Rel of the unions > {threshold:g}": _rel_test(
         correct, union, lambda rel: min(rel.values()), ">", threshold, "the smallest in-group Rel of the unions")}
     ours = f"unions: min in-group Rel {min(point.values()):.2f} (mean {group_mean(point, 'union'):.2f})"

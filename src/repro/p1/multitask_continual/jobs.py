@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Sequence
 
-from repro.jobs import DataUse, JobSpec, finetune_job, graft_job, graft_recipe, make_job, ref
+from repro.jobs import DataUse, JobSpec, finetune_job, graft_job, make_job, ref
 from repro.p1.multitask_continual.plan import continual_recipe, mt_recipe, multitask_plan
 from repro.p1.regions import n_classes
 from repro.profiles import FinetuneRecipe, Profile
@@ -57,13 +57,12 @@ def jobs(profile: Profile, seed: int = 13, continual_sequence: Sequence[str] = C
 
     def study(vector: JobSpec, base: float, tune: int | None) -> None:
         """:func:`repro.p1.multitask.region_study` as the notebook's ``study`` calls it."""
-        lr = plan.mt_graft_lr if base == 0.0 else None
-        regions = {t: graft_job(profile, NOTEBOOK, t, vector, base, seed=seed, steps=plan.mt_graft_steps, lr=lr,
-                                max_examples=plan.mt_graft_examples, n_classes=n_classes(t)) for t in tasks}
+        graft = plan.region_graft(profile, base)
+        regions = {t: graft_job(profile, NOTEBOOK, t, vector, base, seed=seed, recipe=graft, n_classes=n_classes(t))
+                   for t in tasks}
         out.extend(regions.values())
         if tune:
-            half = plan.mt_graft_examples and plan.mt_graft_examples // 2
-            rec = graft_recipe(profile, steps=tune, max_examples=half)
+            rec = plan.tune_graft(profile)
             for g, members in groups.items():
                 n = sum(min(rec.max_examples, profile.k_shot * n_classes(t)) for t in members)
                 out.append(make_job(
@@ -92,7 +91,7 @@ def jobs(profile: Profile, seed: int = 13, continual_sequence: Sequence[str] = C
     seq = list(continual_sequence)
     single = {t: finetune_job(profile, NOTEBOOK, t, profile.p1_finetune, seed=seed) for t in seq}
     regions = {t: graft_job(profile, NOTEBOOK, t, single[t], plan.continual_base, seed=seed,
-                            steps=plan.continual_graft_steps, n_classes=n_classes(t)) for t in seq}
+                            recipe=plan.continual_graft(profile), n_classes=n_classes(t)) for t in seq}
     out += [*single.values(), *regions.values()]
     later = {"steps": plan.continual_steps} if plan.continual_steps else {}
     retrain = continual_recipe(profile)

@@ -14,10 +14,12 @@ import numpy as np
 import torch
 
 from repro.core.masks import Mask
+from repro.data import fixed_subset
 from repro.p1.calibration import per_example
-from repro.p1.multitask import subsample, tune_union, union_regions
+from repro.p1.multitask import tune_union, union_regions
 
 if TYPE_CHECKING:  # pragma: no cover
+    from repro.profiles import GraftRecipe
     from repro.workbench import Workbench
 
 Overrides = Mapping[str, torch.Tensor] | None
@@ -26,29 +28,30 @@ Overrides = Mapping[str, torch.Tensor] | None
 def paired_correct(wb: "Workbench", task: str, models: Mapping[str, Overrides], split: str = "test",
                    limit: int | None = None) -> dict[str, np.ndarray]:
     """Per-example 0/1 correctness of each model (name → overrides) on the same examples of ``task``'s ``split``
-    (the label-balanced subset of :func:`repro.p1.multitask.subsample` when ``limit`` is set, as the Eq. 5
+    (the label-balanced subset of :func:`repro.data.fixed_subset` when ``limit`` is set, as the Eq. 5
     accuracies use; all of them otherwise); the mean of each array is the model's accuracy (Table 4, Fig. 8)."""
-    examples = subsample(wb.task(task).split(split), limit)
+    examples = fixed_subset(wb.task(task).split(split), limit)
     return {name: per_example(wb.predict(task, split, ov, examples=examples))["correct"]
             for name, ov in models.items()}
 
 
 def fig8_regions(wb: "Workbench", regions: Mapping[str, Mask], groups: Mapping[str, Sequence[str]],
-                 vector: Mapping[str, torch.Tensor], tune_steps: int = 0, tune_kw: Mapping | None = None
+                 vector: Mapping[str, torch.Tensor], tune: GraftRecipe | None = None
                  ) -> tuple[dict[str, Mask], dict[str, list[str]]]:
     """The regions behind P1 Fig. 8b-d by Rel key — ``single:<task>``, ``union:<group>``, ``tuned:<group>`` — and
     the tasks each is scored on (single: every task; union / tuned: the group's own tasks, what the claims use).
 
     The unions are recomputed (set operations) and the tuned unions come from :func:`repro.p1.multitask.tune_union`
-    with the arguments :func:`repro.p1.multitask.region_study` used, i.e. from its cache: nothing is trained."""
+    with the recipe ``tune`` :func:`repro.p1.multitask.region_study` used (None: no tuned unions), i.e. from its
+    cache: nothing is trained."""
     tasks = list(regions)
     masks = {f"single:{t}": m for t, m in regions.items()}
     on = {f"single:{t}": tasks for t in regions}
     unions = union_regions(regions, groups) if groups else {}
     for g, u in unions.items():
         masks[f"union:{g}"], on[f"union:{g}"] = u, list(groups[g])
-        if tune_steps:
-            masks[f"tuned:{g}"] = tune_union(wb, groups[g], vector, u, steps=tune_steps, **dict(tune_kw or {}))[0]
+        if tune is not None:
+            masks[f"tuned:{g}"] = tune_union(wb, groups[g], vector, u, tune)[0]
             on[f"tuned:{g}"] = list(groups[g])
     return masks, on
 
@@ -57,11 +60,11 @@ def rel_correct(wb: "Workbench", tasks: Sequence[str], vector: Mapping[str, torc
                 regions: Mapping[str, Mask], on: Mapping[str, Sequence[str]], limit: int | None = None
                 ) -> dict[str, dict[str, np.ndarray]]:
     """Per-example 0/1 correctness behind P1 Eq. 5 on each task's Eq. 5 examples (the label-balanced subset of
-    :func:`repro.p1.multitask.subsample`, as :func:`repro.p1.multitask.transfer_rows` scores them): ``pre``
+    :func:`repro.data.fixed_subset`, as :func:`repro.p1.multitask.transfer_rows` scores them): ``pre``
     (θ_pre, P_0), ``MT`` (the MT model, P_1) and every region θ_pre + γ ⊙ τ_MT (P_γ) on the tasks ``on[name]``.
     Returns ``{task: {model: array}}``; the Rel values computed from it equal the driver's."""
     out: dict[str, dict[str, np.ndarray]] = {}
-    examples = {t: subsample(wb.task(t).split("test"), limit) for t in tasks}
+    examples = {t: fixed_subset(wb.task(t).split("test"), limit) for t in tasks}
 
     def score(name: str, overrides: Overrides, on_tasks: Sequence[str]) -> None:
         for t in on_tasks:

@@ -18,6 +18,7 @@ import numpy as np
 
 from repro.p2.claim_stats import band, paired_gap, task_means
 from repro.p2.task_arithmetic.runs import Correctness
+from repro.report.gates import not_testable
 from repro.report.results import Results
 from repro.report.verdicts import N_RESAMPLES, Evidence, combine_all, exact, paired_bootstrap, verdict_from_ci
 
@@ -116,8 +117,8 @@ def fig8_sparsity(res: Results, sweep: Mapping[float, Mapping[str, Any]], tasks:
             f"{single_pp:g} pt, each at the conservative end of its 95% CI (mean over tasks {list(tasks)}); paired "
             f"bootstrap over the same test examples; sparsities {ks}")
     if best not in sweep or len(ks) < 2:
-        return res.add_claim("p2-fig8-sparsity", text, paper="90%", ours=ours, verdict="not-testable",
-                             note=f"needs k = {best:g} and at least one other sparsity; {rule}")
+        return res.add_claim("p2-fig8-sparsity", text, paper="90%", ours=ours,
+                             **not_testable(f"needs k = {best:g} and at least one other sparsity; {rule}"))
     ex = sweep_correctness(sweep, tasks)
     b = str(best)
     parts: dict[str, tuple[str, Evidence]] = {}
@@ -157,8 +158,8 @@ def fig8_graft(res: Results, graft: Mapping[str, Any], ft: Mapping[str, Any] | N
     text = ("Beyond the paper: P1 graft regions turn fine-tuned vectors into sparse task vectors that compose better "
             "than non-linear FT (as TaLoS's do).")
     if not ft:
-        return res.add_claim("p2-fig8-graft", text, ours=ours, verdict="not-testable", beyond_paper=True,
-                             note="needs the k = 0 (non-linear FT) point of the sparsity sweep; " + note)
+        return res.add_claim("p2-fig8-graft", text, ours=ours, beyond_paper=True,
+                             **not_testable("needs the k = 0 (non-linear FT) point of the sparsity sweep; " + note))
     ex = sweep_correctness({"graft": graft, "ft": ft}, list(graft["single_per_task"]))
     verdict, ev = paired_gap(ex, "graft", "ft", normalized=True, op=">", margin=0.0)
     return res.add_claim("p2-fig8-graft", text, ours=ours + f" (%); grafted − FT normalized {_ci(ev)}",

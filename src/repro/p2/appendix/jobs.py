@@ -32,7 +32,7 @@ def jobs(profile: Profile, seed: int = 13, model_family: str = "", **overrides: 
                     else list(talos_jobs(prof, NOTEBOOK, t, seed, k)))
     for t in plan.ablation_tasks:  # grafted sparse task vectors (beyond the paper)
         ft = method_jobs(prof, NOTEBOOK, t, "ft", seed)[-1]
-        out += [ft, graft_job(prof, NOTEBOOK, t, ft, plan.graft_sparsity, seed=seed, steps=plan.graft_steps,
+        out += [ft, graft_job(prof, NOTEBOOK, t, ft, plan.graft_sparsity, seed=seed, recipe=plan.graft_recipe(prof),
                               how=data_how(prof))]
     out += [talos_jobs(prof, NOTEBOOK, t, seed)[0] for t in plan.ablation_tasks]  # the overlap's TaLoS masks
     return out

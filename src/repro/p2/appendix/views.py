@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from repro.report.results import pct
+from repro.report.display import plotting
 
 #: Fig. 8's metrics: summary key → result metric.
 FIG8_METRICS = {"single": "single_acc", "abs": "abs_acc", "norm": "norm_acc", "target": "targ_acc",
@@ -40,7 +41,7 @@ def fig9_table(rows: Sequence[Mapping], tasks: Sequence[str]) -> pd.DataFrame:
 
 def plot_fig9(table: pd.DataFrame, tasks: Sequence[str]) -> Any:
     """Fig. 9: a radar of single-task accuracy per method, the zero-shot model dashed."""
-    import matplotlib.pyplot as plt
+    plt, _ = plotting()
 
     angles = np.linspace(0, 2 * np.pi, len(tasks), endpoint=False).tolist()
     fig = plt.figure(figsize=(5, 5))
@@ -64,8 +65,7 @@ def fig8_rows(sweep: Mapping[float, Mapping[str, float]]) -> list[dict]:
 
 def plot_fig8(rows: Sequence[Mapping]) -> Any:
     """Fig. 8: task addition and task negation against TaLoS's sparsity k."""
-    import matplotlib.pyplot as plt
-    import seaborn as sns
+    plt, sns = plotting()
 
     df = pd.DataFrame(rows)
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.2))
@@ -94,8 +94,7 @@ def overlap_iou_rows(overlap_rows: Sequence[Mapping]) -> list[dict]:
 
 def plot_containment(overlap_rows: Sequence[Mapping]) -> Any:
     """Mean containment (% of the row's mask inside the column's) over tasks, beside independent random masks."""
-    import matplotlib.pyplot as plt
-    import seaborn as sns
+    plt, sns = plotting()
 
     mean = pd.DataFrame(overlap_rows).groupby(["a", "b"])[["containment", "containment_random"]].mean().mul(100)
     mean = mean.round(2)

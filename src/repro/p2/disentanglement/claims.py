@@ -7,7 +7,7 @@ over examples of each example's share of disagreeing grid points (:func:`xi_gap`
 difference of per-example correctness (:func:`linear_gap_parts`).  The other rules compare means over a grid, over
 tasks or over a few examples whose per-example values the chapter does not keep, so they stay point rules (no CI)
 and each note says so.  The claims about ViT-B/32 are judged only on a vision model
-(:func:`repro.p2.claim_gates.vision_reason`); the T5 claim only on a language model.
+(:func:`repro.report.gates.vision_reason`); the T5 claim only on a language model.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from repro.p2.claim_gates import gate, is_vision_model, vision_reason
+from repro.report.gates import gate, is_vision_model, vision_reason
 from repro.p2.claim_stats import finite_mean, task_means
 from repro.p2.methods import METHODS, P2_METHODS
 from repro.report.results import Results

@@ -14,10 +14,10 @@ import pandas as pd
 
 from repro.core.evaluation import predict, score
 from repro.data import Example
-from repro.p2.evaluator import correctness
 from repro.p2.function_localization import disentanglement_grid, function_localization, grid_summary, localization_summary
 from repro.p2.methods import METHODS
 from repro.report.results import pct
+from repro.report.display import plotting
 
 if TYPE_CHECKING:  # pragma: no cover
     from repro.workbench import Workbench
@@ -53,8 +53,7 @@ def fig2_tables(wb: "Workbench", vectors: Vectors, methods: Sequence[str], pairs
 
 def plot_fig2(grid_rows: Sequence[Mapping], pairs: Sequence[tuple[str, str]], labels: Sequence[str]) -> Any:
     """Fig. 2: one ξ(α₁, α₂) heatmap per pair (row) and method (column), the α ≥ 0 quadrant boxed in red."""
-    import matplotlib.pyplot as plt
-    import seaborn as sns
+    plt, sns = plotting()
 
     df = pd.DataFrame(grid_rows)
     methods = [m for m in labels if m in set(df.method)]
@@ -97,8 +96,7 @@ def fig3_tables(wb: "Workbench", vectors: Vectors, methods: Sequence[str], tasks
 
 def plot_fig3(loc_rows: Sequence[Mapping], tasks: Sequence[str], labels: Sequence[str]) -> Any:
     """Fig. 3: per method the heatmap of accuracy ratios to θ0 (rows: fine-tuned on, columns: evaluated on)."""
-    import matplotlib.pyplot as plt
-    import seaborn as sns
+    plt, sns = plotting()
 
     df = pd.DataFrame(loc_rows)
     fig, axes = plt.subplots(1, len(labels), figsize=(3.1 * len(labels), 3.0), squeeze=False)
@@ -128,8 +126,8 @@ def linearized_scores(model: Any, examples: Sequence[Example], task: str, pre: M
     p_ft = predict(model, examples, task, over, batch_size=batch_size)
     p_lin = predict(model, examples, task, over, batch_size=batch_size, linear_base={n: pre[n] for n in vector})
     return {"ft": score(p_ft, metric)["value"], "lin": score(p_lin, metric)["value"],
-            "agreement": float((p_ft.preds == p_lin.preds).float().mean()), "ft_correct": correctness(p_ft),
-            "lin_correct": correctness(p_lin)}
+            "agreement": float((p_ft.preds == p_lin.preds).float().mean()), "ft_correct": p_ft.correct().tolist(),
+            "lin_correct": p_lin.correct().tolist()}
 
 
 def fig6_tables(wb: "Workbench", vectors: Vectors, methods: Sequence[str], tasks: Sequence[str],
@@ -157,8 +155,7 @@ def fig6_tables(wb: "Workbench", vectors: Vectors, methods: Sequence[str], tasks
 
 def plot_fig6(lin_rows: Sequence[Mapping]) -> Any:
     """Fig. 6: fine-tuned vs post-hoc linearized accuracy, one point per method and task, with the bisector."""
-    import matplotlib.pyplot as plt
-    import seaborn as sns
+    plt, sns = plotting()
 
     df = pd.DataFrame(lin_rows)
     fig, ax = plt.subplots(figsize=(4.6, 4.2))
@@ -187,8 +184,7 @@ def fig7_table(drift_rows: Sequence[Mapping], task: str, step: int, of_steps: in
 
 def plot_fig7(drift_rows: Sequence[Mapping], task: str, n_examples: int, of_steps: int) -> Any:
     """Fig. 7: the relative change of ∇θ f against the optimizer step, one line per method."""
-    import matplotlib.pyplot as plt
-    import seaborn as sns
+    plt, sns = plotting()
 
     fig, ax = plt.subplots(figsize=(5, 3.2))
     sns.lineplot(data=pd.DataFrame(drift_rows), x="step", y="rel_change", hue="method", marker="o", ax=ax)

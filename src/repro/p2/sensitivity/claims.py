@@ -19,7 +19,7 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from repro.p2.claim_gates import gate, vision_reason
+from repro.report.gates import gate, vision_reason
 from repro.p2.claim_stats import finite_mean, task_means
 from repro.p2.sensitivity.runs import RANDOM_SOURCE, mean_off_diagonal
 from repro.p2.sensitivity.views import PRETRAINED
@@ -178,7 +178,7 @@ def fig11_overlap(res: Results, iou: pd.DataFrame, chance: float) -> dict:
 
 
 def fig11_vit(res: Results, miou: float, model: str) -> dict:
-    """"mIoU > 0.7 for ViT-B/32" (Fig. 11); a vision-only claim (:func:`repro.p2.claim_gates.vision_reason`)."""
+    """"mIoU > 0.7 for ViT-B/32" (Fig. 11); a vision-only claim (:func:`repro.report.gates.vision_reason`)."""
     return res.add_claim("p2-fig11-vit", "Low-sensitivity masks of different tasks overlap with mIoU > 0.7 for "
                          "ViT-B/32.", paper="> 0.7", ours=f"{miou:.3f} ({model})",
                          **gate(bool(miou > 0.7), vision_reason(model), note="holds = mIoU over pairs of different "

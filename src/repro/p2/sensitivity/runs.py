@@ -25,8 +25,11 @@ import torch
 from repro.core.checks import check_fraction
 from repro.core.fisher import diagonal_fisher
 from repro.core.masks import Mask
-from repro.data import Example, balanced_sample
+from repro.data import Example, fixed_subset
 from repro.models.base import Classifier
+from repro.core.evaluation import score
+from repro.p2.methods import calibration_examples, calibration_key
+from repro.workbench import MASK
 
 if TYPE_CHECKING:  # pragma: no cover
     from repro.workbench import Workbench
@@ -97,13 +100,10 @@ def perturb(params: Mapping[str, torch.Tensor], mask: Mask, std_scale: float = 2
 def low_sensitivity_mask(wb: "Workbench", task: str, n_examples: int, fraction: float = 0.1,
                          seed: int | None = None) -> tuple[Mask, dict]:
     """P2 §4.1: the ``fraction`` of maskable entries with the lowest Eq. 7 Fisher on ``task`` (cached)."""
-    from repro.p2.methods import calibration_examples, calibration_key
-    from repro.workbench import MASK
-
     seed = wb.seed if seed is None else seed
     config = {"kind": "low-sensitivity", "task": task, "n": n_examples, "fraction": fraction, "seed": seed,
-              "k": wb.profile.k_shot, "target": "logprob", "model": wb.profile.model,
-              "max_length": wb.profile.max_length, "data": wb.data_tag, **calibration_key(wb)}
+              "k": wb.profile.k_shot, "target": "logprob", **wb.data_key(),
+              **calibration_key(wb)}
 
     def compute() -> tuple[Mask, dict]:
         examples = calibration_examples(wb, task, n_examples, seed=seed)
@@ -131,12 +131,10 @@ def random_mask(wb: "Workbench", fraction: float = 0.1, seed: int = 0) -> Mask:
 def eval_sets(wb: "Workbench", tasks: Sequence[str], n_eval: int, seed: int | None = None) -> dict[str, list[Example]]:
     """A label-balanced subset of ``n_eval`` test examples per task (0 = the whole test split)."""
     seed = wb.seed if seed is None else seed
-    return {t: balanced_sample(wb.task(t, seed=seed).test, n_eval, seed=0) for t in tasks}
+    return {t: fixed_subset(wb.task(t, seed=seed).test, n_eval) for t in tasks}
 
 
 def _acc(wb: "Workbench", task: str, examples: Sequence[Example], overrides) -> float:
-    from repro.core.evaluation import score
-
     return score(wb.predict(task, "test", overrides, examples=examples), wb.model.specs[task].metric)["value"]
 
 

@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from repro.p2.evaluator import correctness
 from repro.p2.sensitivity.runs import RANDOM_SOURCE, mean_off_diagonal, perturb, prune, selection_stats
+from repro.report.display import plotting
+from repro.core.evaluation import score
 
 if TYPE_CHECKING:  # pragma: no cover
     from repro.core.masks import Mask
@@ -30,14 +31,12 @@ def edit_examples(wb: "Workbench", masks: Mapping[str, "Mask"], sets: Mapping[st
     """Figs. 1 / 10: the rows of :func:`repro.p2.sensitivity.runs.edit_matrix` (same edits, same columns) and the
     per-example 0/1 test correctness of every model, ``{mask source or PRETRAINED: {task: [examples]}}``, from one
     prediction pass (that frozen function keeps no per-example results)."""
-    from repro.core.evaluation import score
-
     if edit not in ("prune", "perturb"):
         raise ValueError(f"unknown edit {edit!r}; choose prune or perturb")
 
     def run(task: str, over) -> tuple[float, np.ndarray]:
         pred = wb.predict(task, "test", over, examples=sets[task])
-        return score(pred, wb.model.specs[task].metric)["value"], np.asarray(correctness(pred), dtype=float)
+        return score(pred, wb.model.specs[task].metric)["value"], pred.correct().astype(float)
 
     pre = {t: run(t, None) for t in sets}
     correct = {PRETRAINED: {t: v[1] for t, v in pre.items()}}
@@ -100,9 +99,7 @@ def selection_table(perturbed: pd.DataFrame) -> pd.DataFrame:
 
 def plot_ratio_heatmap(df: pd.DataFrame, sources: Sequence[str], tasks: Sequence[str], title: str) -> Any:
     """Figs. 1 / 10: the accuracy-ratio heatmap (rows: mask source, columns: evaluation task)."""
-    import matplotlib.pyplot as plt
-    import numpy as np
-    import seaborn as sns
+    plt, sns = plotting()
 
     grid = df.pivot(index="source", columns="task", values="ratio").loc[list(sources), list(tasks)]
     fig, ax = plt.subplots(figsize=(7.5, 5.2))
@@ -115,8 +112,7 @@ def plot_ratio_heatmap(df: pd.DataFrame, sources: Sequence[str], tasks: Sequence
 
 def plot_iou_heatmap(iou: pd.DataFrame, tasks: Sequence[str], title: str) -> Any:
     """Fig. 11: the IoU heatmap of the masks of every pair of tasks."""
-    import matplotlib.pyplot as plt
-    import seaborn as sns
+    plt, sns = plotting()
 
     fig, ax = plt.subplots(figsize=(6.5, 5.2))
     sns.heatmap(iou.pivot(index="a", columns="b", values="iou").loc[list(tasks), list(tasks)], annot=True, fmt=".2f",

@@ -17,6 +17,7 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
+from repro.report.gates import not_testable
 from repro.report.results import Results
 from repro.report.verdicts import (LEVEL, N_RESAMPLES, Evidence, combine_all, exact, independent_bootstrap,
                                    verdict_from_ci)
@@ -99,8 +100,8 @@ def fig4_qk(res: Results, talos: Summary, lota: Summary, sizes: Mapping[str, int
             "masks, no sampling, so no CI")
     reason = size_mismatch(sizes)
     if reason:
-        return res.add_claim("p2-fig4-qk", text, paper="Fig. 4 (plotted only)", ours=ours, verdict="not-testable",
-                             note=f"{reason}; rule otherwise: {note}")
+        return res.add_claim("p2-fig4-qk", text, paper="Fig. 4 (plotted only)", ours=ours,
+                             **not_testable(f"{reason}; rule otherwise: {note}"))
     parts = {"Q and K lead": exact(qk_lead(talos), ">", 0.0, n, "share of Q and K minus the largest other weight-matrix share "
                                    "of the TaLoS mask (points of entries selected)"),
              "spread": exact(talos["spread_cv"] - lota["spread_cv"], ">", 0.0, n,
@@ -119,9 +120,8 @@ def fig5_blocks(res: Results, talos: Summary, lota: Summary) -> dict:
     rule = ("holds if in every transformer block the TaLoS mask's most-selected weight matrix is Q or K (share of "
             "such blocks ≥ 1)")
     if blocks == 0:
-        return res.add_claim("p2-fig5-blocks", text, paper="Fig. 5 (plotted only)", verdict="not-testable",
-                             note=f"the mask placement has no transformer-block weight matrices; rule otherwise: "
-                                  f"{rule}")
+        return res.add_claim("p2-fig5-blocks", text, paper="Fig. 5 (plotted only)",
+                             **not_testable("the mask placement has no transformer-block weight matrices", rule))
     share = float(talos["qk_top_layers"])
     verdict, ev = exact(share, ">=", 1.0, blocks,
                         "share of the TaLoS mask's blocks whose most-selected weight matrix is Q or K")

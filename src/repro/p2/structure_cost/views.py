@@ -13,6 +13,7 @@ import pandas as pd
 
 from repro.core.masks import Mask
 from repro.p2.function_localization import structure_summary
+from repro.report.display import plotting
 
 
 # --- Figs. 4-5: where the masks sit ----------------------------------------------------------------------------
@@ -51,8 +52,7 @@ def summary_table(summaries: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
 
 def plot_fig4(by_type: pd.DataFrame, task: str) -> Any:
     """Fig. 4: % of entries selected per sub-module group, one bar per method."""
-    import matplotlib.pyplot as plt
-    import seaborn as sns
+    plt, sns = plotting()
 
     fig, ax = plt.subplots(figsize=(9, 3.2))
     sns.barplot(data=by_type, x="group", y="selected_pct", hue="method", ax=ax)
@@ -63,8 +63,7 @@ def plot_fig4(by_type: pd.DataFrame, task: str) -> Any:
 
 def plot_fig5(placement: pd.DataFrame) -> Any:
     """Fig. 5: per method a heatmap of the % selected of each weight matrix, block by block."""
-    import matplotlib.pyplot as plt
-    import seaborn as sns
+    plt, sns = plotting()
 
     weights = placement[placement.kind == "weight"].copy()
     weights["selected_pct"] = 100 * weights["selected"] / weights["eligible"]
@@ -81,7 +80,7 @@ def plot_fig5(placement: pd.DataFrame) -> Any:
 # --- Tables 3-4: cost ------------------------------------------------------------------------------------------
 def plot_cost_ratios(ratio_rows: Sequence[Mapping[str, Any]]) -> Any:
     """Table 3 as bars: ours and the paper's (ViT-B/32) ratio to non-linear FT, one panel per metric."""
-    import seaborn as sns
+    _, sns = plotting()
 
     long = pd.DataFrame(ratio_rows)
     cols = ["method", "metric", "value", "source"]

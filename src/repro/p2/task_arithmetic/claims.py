@@ -13,7 +13,7 @@ denominator on the same drawn examples.  Table 5 (first seed only): the AdaMergi
 the per-example correctness of the first seed (:func:`repro.p2.task_arithmetic.runs.table5_correctness`, the AdaMerging
 models' own per-example results); the other Table 5 claims keep a normal-approximation 95 % CI
 from the binomial standard error of each mean over ``n`` = test examples × tasks (unpaired, hence conservative):
-:func:`gap_evidence`.  The gates of :mod:`repro.p2.claim_gates` withhold claims the
+:func:`gap_evidence`.  The gates of :mod:`repro.report.gates` withhold claims the
 profile cannot test.
 """
 
@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import Any, Mapping, Sequence
 
 from repro.p2.arithmetic import best_other
-from repro.p2.claim_gates import gate, vision_reason
+from repro.report.gates import gate, vision_reason
 from repro.p2.claim_stats import band, paired_gap
 from repro.p2.task_arithmetic.runs import Correctness
 from repro.report.results import Results

@@ -1,7 +1,7 @@
 """What the P2 §5.1 chapter (``notebooks/p2_task_arithmetic.md``) runs for each profile: one typed plan.
 
-:func:`arithmetic_plan` gives the profile's :class:`ArithmeticPlan`; a notebook parameter that is not None
-overrides its field.  Tables 1 and 2 are run once per seed and reported as the mean (and std) over seeds, as the
+:data:`PLANS` holds the :class:`ArithmeticPlan` of each profile plan; :func:`arithmetic_plan` resolves the
+profile's and applies the notebook's non-None parameters.  Tables 1 and 2 are run once per seed and reported as the mean (and std) over seeds, as the
 paper averages its runs; Table 5 runs on the first seed.
 
 - ``smoke`` (smoke and paper-smoke): the profile's tasks, 1 seed.
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from repro.p2.zoo import CPU_TASKS
-from repro.plans import ChapterPlan
+from repro.plans import ChapterPlan, plan_for, ranged
 from repro.profiles import Profile
 
 
@@ -26,27 +26,30 @@ class ArithmeticPlan(ChapterPlan):
     """Tasks and seeds of P2 Tables 1, 2 (mean over seeds) and 5 (first seed)."""
 
     tasks: tuple[str, ...] | None = None  #: addition / negation target tasks (None: the profile's p2_tasks)
-    n_seeds: int = 1                      #: seeds per Table 1 / Table 2 cell (fine-tuning and data seed)
+    n_seeds: int = ranged(1, 1)           #: seeds per Table 1 / Table 2 cell (fine-tuning and data seed)
 
     def task_list(self, profile: Profile) -> list[str]:
         """The tasks this plan runs for ``profile`` (its own, else the profile's p2_tasks)."""
         return list(profile.p2_tasks if self.tasks is None else self.tasks)
 
 
+#: The chapter's plan per profile plan name (``repro.plans``: any other name takes "paper").
+PLANS: dict[str, ArithmeticPlan] = {
+    "smoke": ArithmeticPlan(n_seeds=1),
+    # 3 seeds (issue 15: 3 seeds for the headline P2 Tables 1-2).  In the cpu build of 2026-11-24 (1 thread,
+    # the other core busy with P1) one seed took 1,055 s: 429 s to train the P2 zoo (5 methods x 3 tasks) and
+    # 626 s for the Table 1/2 protocol (10 methods, 500 test examples per task); the two extra seeds add about
+    # 35 min of one core to the book.  The Table 1/2 CIs are paired bootstraps over seeds and the 1,500 shared
+    # test examples
+    "cpu": ArithmeticPlan(tasks=CPU_TASKS, n_seeds=3),
+    # the paper (and any GPU profile): the profile's tasks, 3 seeds as the paper averages
+    "paper": ArithmeticPlan(n_seeds=3),
+}
+
+
 def arithmetic_plan(profile: Profile, **overrides: Any) -> ArithmeticPlan:
-    """The profile's plan for the chapter, with the notebook's non-None parameters applied."""
-    if profile.plan == "smoke":
-        plan = ArithmeticPlan(n_seeds=1)
-    elif profile.plan == "cpu":
-        # 3 seeds (issue 15: 3 seeds for the headline P2 Tables 1-2).  In the cpu build of 2026-11-24 (1 thread,
-        # the other core busy with P1) one seed took 1,055 s: 429 s to train the P2 zoo (5 methods x 3 tasks) and
-        # 626 s for the Table 1/2 protocol (10 methods, 500 test examples per task); the two extra seeds add about
-        # 35 min of one core to the book.  The Table 1/2 CIs are paired bootstraps over seeds and the 1,500 shared
-        # test examples
-        plan = ArithmeticPlan(tasks=CPU_TASKS, n_seeds=3)
-    else:  # paper (and any GPU profile): the profile's tasks, 3 seeds as the paper averages
-        plan = ArithmeticPlan(n_seeds=3)
-    return plan.with_overrides(**overrides)
+    """The profile's plan for the chapter (:data:`PLANS`), with the notebook's non-None parameters applied."""
+    return plan_for(PLANS, profile).with_overrides(**overrides)
 
 
-__all__ = ["ArithmeticPlan", "CPU_TASKS", "arithmetic_plan"]
+__all__ = ["ArithmeticPlan", "PLANS", "CPU_TASKS", "arithmetic_plan"]

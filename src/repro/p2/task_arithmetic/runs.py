@@ -20,10 +20,10 @@ from repro.p2.arithmetic import (ARITHMETIC_METHODS, TABLE1_METHODS, TABLE5_LABE
                                  run_method, table1_rows, table2_rows, zero_shot_summary)
 from repro.p2.evaluator import Evaluator
 from repro.p2.methods import METHODS, P2_METHODS, finetune_all
+from repro.workbench import Workbench
 
 if TYPE_CHECKING:  # pragma: no cover
     from repro.profiles import Profile
-    from repro.workbench import Workbench
 
 #: which reported test number a correctness vector belongs to
 KINDS: tuple[str, ...] = ("single", "addition", "target", "control")
@@ -47,8 +47,6 @@ class SeedRun:
 def seed_protocol(profile: "Profile", tasks: Sequence[str], control: str | None, settings: Mapping[str, Any],
                   seed: int, data_dir: str | None = None) -> tuple["Workbench", Evaluator]:
     """The workbench (model, data, artifact store) and the evaluation sets of one seed; nothing is trained."""
-    from repro.workbench import Workbench
-
     wb = Workbench(profile, data_dir=data_dir, seed=seed)
     return wb, Evaluator(wb, tasks, control, settings["n_val"], settings["n_test"], seed=seed)
 

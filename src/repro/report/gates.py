@@ -1,5 +1,8 @@
-"""When a P2 claim can be tested at all: the gates of the verdict audit, one rule each, used by every notebook.
+"""When a claim can be tested at all: the one place for "not testable" gates, used by both papers' claims.
 
+- :func:`not_testable` is the one way a claim is withheld: the ``add_claim`` keyword arguments of a not-testable
+  verdict with its reason (and, optionally, the rule it would otherwise be judged by); :func:`gate` picks between
+  that and the rule's own outcome.
 - A claim about vision models (ViT-B/32, "in vision") is judged only on a vision model: :func:`vision_reason`.
 
 - Normalized accuracy (P2 §5.1: absolute accuracy divided by the method's own single-task accuracy) means
@@ -67,12 +70,19 @@ def vision_reason(model: str) -> str | None:
     return f"vision claim: judged only on a CLIP ViT, and this profile's model is {model}"
 
 
+def not_testable(reason: str, rule: str = "") -> dict[str, Any]:
+    """``add_claim`` keyword arguments of a not-testable verdict: the reason, then the rule otherwise applied."""
+    if not reason:
+        raise ValueError("a not-testable claim needs its reason (the profile, plan or data that cannot test it)")
+    return {"verdict": "not-testable", "note": f"{reason}; rule otherwise: {rule}" if rule else reason}
+
+
 def gate(holds: bool | None, reason: str | None, note: str = "") -> dict[str, Any]:
     """``add_claim`` keyword arguments: the rule's ``holds`` and ``note``, or not-testable with the reason."""
     if reason:
-        return {"verdict": "not-testable", "note": f"{reason}; rule otherwise: {note}" if note else reason}
+        return not_testable(reason, note)
     return {"holds": holds, "note": note}
 
 
-__all__ = ["CONTROL_MARGIN_POINTS", "MIN_GAIN_POINTS", "gate", "is_vision_model", "vision_reason", "low_gain_tasks", "negation_control_reason",
-           "normalized_reason"]
+__all__ = ["CONTROL_MARGIN_POINTS", "MIN_GAIN_POINTS", "gate", "is_vision_model", "low_gain_tasks",
+           "negation_control_reason", "normalized_reason", "not_testable", "vision_reason"]
