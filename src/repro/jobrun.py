@@ -22,11 +22,26 @@ import os
 import socket
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
+import torch
+
 from repro.artifacts import STORE_FIELD, read_json, write_json
+from repro.core.masks import Mask
+from repro.inventory import inventory
 from repro.jobs import JobSpec
+from repro.p1.continual import sequential_finetune
+from repro.p1.multitask import tune_union
+from repro.p1.peft_baselines import adapter_run, lora_run
+from repro.p1.regions import fish_regions, graftable_total, scope_fraction
+from repro.p1.trajectory import checkpoint_tracking
+from repro.p2.arithmetic import Evaluator, merging_scheme, run_method
+from repro.p2.function_localization import eval_subset
+from repro.p2.linear_regime import drift_curve
+from repro.p2.methods import finetune_method_run, lota_mask_for, talos_mask
+from repro.p2.sensitivity.runs import low_sensitivity_mask
 from repro.paths import artifacts_dir
 from repro.profiles import PROFILES, FinetuneRecipe, get_profile
 from repro.workbench import StoreMiss, Workbench
@@ -60,11 +75,8 @@ def _recipe(d: Mapping[str, Any] | None) -> FinetuneRecipe | None:
 
 
 def _finetune_run(r: "JobRunner", wb: Workbench, job: JobSpec, k: dict) -> Any:
-    from repro.core.masks import Mask
-
     trainable = k["trainable"]
     if isinstance(trainable, dict) and "lota_of" in trainable:  # P2 LoTA: the top-|τ_ft| mask of the FT run
-        from repro.p2.methods import lota_mask_for
 
         trainable = lota_mask_for(wb, k["tasks"][0], seed=k["seed"], density=trainable["density"])
     if isinstance(trainable, Mask) and trainable.count() == 0:
@@ -76,8 +88,6 @@ def _finetune_run(r: "JobRunner", wb: Workbench, job: JobSpec, k: dict) -> Any:
 
 def _graft_recipe(wb: Workbench, k: Mapping[str, Any]) -> Any:
     """The job's graft settings (``steps``, ``lr``, ``bs``, ``max_examples``, ``b``, ``max_dev``) as a GraftRecipe."""
-    from dataclasses import replace
-
     return replace(wb.profile.graft, steps=int(k["steps"]), lr=float(k["lr"]), batch_size=int(k["bs"]),
                    max_examples=int(k["max_examples"]), sigmoid_bias=float(k["b"]), max_dev=k["max_dev"])
 
@@ -85,7 +95,6 @@ def _graft_recipe(wb: Workbench, k: Mapping[str, Any]) -> Any:
 def _graft(r: "JobRunner", wb: Workbench, job: JobSpec, k: dict) -> Any:
     base = k["base"]
     if isinstance(base, (int, float)) and k["scope"] != "graftable":  # as repro.p1.regions.learned_region
-        from repro.p1.regions import scope_fraction
 
         base = scope_fraction(wb, float(base), k["scope"])
     return wb.graft(k["task"], k["vector"], base, k=k["k"], recipe=_graft_recipe(wb, k), scope=k["scope"],
@@ -93,92 +102,62 @@ def _graft(r: "JobRunner", wb: Workbench, job: JobSpec, k: dict) -> Any:
 
 
 def _lora(r: "JobRunner", wb: Workbench, job: JobSpec, k: dict) -> Any:
-    from repro.p1.peft_baselines import lora_run
-
     return lora_run(wb, k["task"], k["rank"], _recipe(k["recipe"]), alpha=k["alpha"], seed=k["seed"])[0]
 
 
 def _adapter(r: "JobRunner", wb: Workbench, job: JobSpec, k: dict) -> Any:
-    from repro.p1.peft_baselines import adapter_run
-
     return adapter_run(wb, k["task"], k["kind"], k["size"], _recipe(k["recipe"]), seed=k["seed"])[0]
 
 
 def _tune_union(r: "JobRunner", wb: Workbench, job: JobSpec, k: dict) -> Any:
-    from repro.core.masks import Mask
-    from repro.p1.multitask import tune_union
-
     union = Mask.union(k["union"][t] for t in k["tasks"])  # as repro.p1.multitask.union_regions
     return tune_union(wb, k["tasks"], k["vector"], union, recipe=_graft_recipe(wb, k), seed=k["seed"])[0]
 
 
 def _continual(r: "JobRunner", wb: Workbench, job: JobSpec, k: dict) -> Any:
-    from repro.p1.continual import sequential_finetune
-
     given = k.get("given") or {}
     return sequential_finetune(wb, k["sequence"], _recipe(given.get("recipe", k["recipe"])), regions=k["regions"],
                                seed=k["seed"], later_recipe=_recipe(given.get("later_recipe", k["later_recipe"])))[-1]
 
 
 def _fish(r: "JobRunner", wb: Workbench, job: JobSpec, k: dict) -> Any:
-    from repro.p1.regions import fish_regions, graftable_total
-
     total = graftable_total(wb)  # the FISH densities that select exactly the learned regions' counts
     learned = [r.value(i, wb) for i in k["matched_to"]]  # (as repro.p1.appendix.fish_vs_learned)
     return fish_regions(wb, k["task"], sorted({(m.count() + 0.5) / total for m in learned}), k=k["k"], seed=k["seed"])
 
 
 def _tracking(r: "JobRunner", wb: Workbench, job: JobSpec, k: dict) -> Any:
-    from repro.p1.trajectory import checkpoint_tracking
-
-    from dataclasses import replace
-
     return checkpoint_tracking(wb, k["task"], k["sparsities"], k["checkpoint"], every=k["every"],
                                recipe=_recipe(k["recipe"]), graft=replace(wb.profile.graft, steps=k["graft_steps"]),
                                k=k["k"], seed=k["seed"], n_eval=k["n_eval"], progress=False)
 
 
 def _method_run(r: "JobRunner", wb: Workbench, job: JobSpec, k: dict) -> Any:
-    from repro.p2.methods import finetune_method_run
-
     return finetune_method_run(wb, k["task"], k["method"], seed=k["seed"], recipe=_recipe(k["recipe"]))[0]
 
 
 def _talos(r: "JobRunner", wb: Workbench, job: JobSpec, k: dict) -> Any:
-    from repro.p2.methods import talos_mask
-
     return talos_mask(wb, k["task"], seed=k["seed"], sparsity=k["sparsity"])[0]
 
 
 def _evaluator(wb: Workbench, k: dict) -> Any:
-    from repro.p2.arithmetic import Evaluator
-
     return Evaluator(wb, k["tasks"], k["control"], k["n_val"], k["n_test"], seed=k["seed"])
 
 
 def _arithmetic(r: "JobRunner", wb: Workbench, job: JobSpec, k: dict) -> Any:
-    from repro.p2.arithmetic import run_method
-
     return run_method(wb, _evaluator(wb, k), k["key"], k["alphas"], negation=k["negation"])
 
 
 def _merge(r: "JobRunner", wb: Workbench, job: JobSpec, k: dict) -> Any:
-    from repro.p2.arithmetic import merging_scheme
-
     return merging_scheme(wb, _evaluator(wb, k), k["source"], k["scheme"], k["alphas"],
                           adamerging_steps=k["adamerging_steps"])
 
 
 def _sensitivity(r: "JobRunner", wb: Workbench, job: JobSpec, k: dict) -> Any:
-    from repro.p2.sensitivity.runs import low_sensitivity_mask
-
     return low_sensitivity_mask(wb, k["task"], k["n"], k["fraction"], k["seed"])[0]
 
 
 def _drift(r: "JobRunner", wb: Workbench, job: JobSpec, k: dict) -> Any:
-    from repro.p2.linear_regime import drift_curve
-    from repro.p2.function_localization import eval_subset
-
     return drift_curve(wb, k["task"], k["method"], k["steps"], eval_subset(wb, k["task"], k["examples"]),
                        seed=k["seed"])
 
@@ -207,7 +186,6 @@ CALLS: dict[str, Callable[["JobRunner", Workbench, JobSpec, dict], Any]] = {
 # ==============================================================================================================
 class JobRunner:
     """Runs jobs of one inventory (``jobs``: id -> spec) against one artifacts root and data folder."""
-
     def __init__(self, jobs: Mapping[str, JobSpec], data_dir: str | Path | None = None,
                  artifacts: str | Path | None = None, device: str | None = None, plan: str = "") -> None:
         self.jobs = dict(jobs)
@@ -318,7 +296,6 @@ def _entry(e: Mapping[str, Any], root: Path) -> dict[str, Any]:
 def _device_name(wb: Workbench) -> str:
     dev = str(wb.device)
     if dev.startswith("cuda"):
-        import torch
 
         return f"{dev} ({torch.cuda.get_device_name(wb.device)})"
     return dev
@@ -326,8 +303,6 @@ def _device_name(wb: Workbench) -> str:
 
 def plan_jobs(profile: str, family: str = "") -> dict[str, JobSpec]:
     """Every job of ``profile``'s plan (``family``: the P2 model family, as ``repro plan --family``), by id."""
-    from repro.inventory import inventory
-
     return {j.id: j for j in inventory(get_profile(profile), None, family)}
 
 
