@@ -78,9 +78,11 @@ def zero_outside_params(model: Classifier, delta: Mapping[str, torch.Tensor], ma
 
 
 def movement_mask(delta: Mapping[str, torch.Tensor], sparsity: float) -> Mask:
-    """γ_base: the top-s fraction of the eligible parameters by |θ_ft − θ_pre| (P1 §3.1)."""
-    return Mask.top_fraction({n: d.abs() for n, d in delta.items()}, sparsity, largest=True,
-                             allow_empty=sparsity == 0)  # γ_base = ∅
+    """γ_base: the top-s fraction of the eligible parameters by |θ_ft − θ_pre| (P1 §3.1).
+
+    An empty γ_base is a valid start (s = 0, or an s too small for a tiny model's parameter count): the graft then
+    learns its region from ∅, and an empty *learned* region is reported by the graft (``GraftResult.degenerate``)."""
+    return Mask.top_fraction({n: d.abs() for n, d in delta.items()}, sparsity, largest=True, allow_empty=True)
 
 
 def random_mask(delta: Mapping[str, torch.Tensor], count: int, seed: int = 0) -> Mask:

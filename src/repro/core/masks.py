@@ -98,7 +98,7 @@ class Mask:
         """Top-``fraction`` of the eligible entries (k = int(fraction · |E|), the papers' rounding).
 
         ``fraction`` 0 is an error unless ``allow_empty`` (an intentionally empty region, e.g. γ_base = ∅); a
-        positive fraction too small to select one entry warns (the region is empty)."""
+        positive fraction too small to select one entry warns (the region is empty), unless ``allow_empty``."""
         if not 0.0 <= fraction <= 1.0:
             raise ValueError(f"fraction must be in [0, 1], got {fraction}")
         total = sum(s.numel() for s in scores.values())
@@ -106,7 +106,7 @@ class Mask:
         if fraction == 0 and not allow_empty:
             raise ValueError(f"fraction 0 selects no entry of {total:,}; ask for a fraction in (0, 1] (or pass "
                              f"allow_empty=True for an intentionally empty mask)")
-        if fraction > 0 and k == 0:
+        if fraction > 0 and k == 0 and not allow_empty:
             warnings.warn(f"fraction {fraction:g} of {total:,} entries selects none (k = int(fraction · {total}) = 0);"
                           f" the mask is empty; the smallest nonempty fraction is {1 / max(total, 1):.3g}",
                           RuntimeWarning, stacklevel=2)
