@@ -17,7 +17,6 @@ the device.  ``python -m repro.jobrun`` is the command (the runner imports no p1
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import socket
 import sys

@@ -8,7 +8,6 @@ On disk a mask is sparse: int64 flat indices per tensor in safetensors, plus JSO
 
 from __future__ import annotations
 
-import json
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path

@@ -14,7 +14,6 @@ The folder is found as ``$REPRO_REFERENCE_DIR`` if set, else ``<repo root>/book/
 from __future__ import annotations
 
 import math
-import os
 from functools import lru_cache
 from pathlib import Path
 from typing import Any

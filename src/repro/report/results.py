@@ -42,7 +42,6 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import math
-import os
 import re
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
@@ -50,7 +49,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import pandas as pd
 
 from repro.artifacts import write_json
-from repro.paths import project_root, resolve_path, results_path
+from repro.paths import resolve_path, results_path
 from repro.report.display import ClaimView, Rows, departure_note, fmt_index, fmt_sparsity, fmt_value, show
 from repro.report.verdicts import HOLDS, Evidence, VerdictError, check_consistent, verdict_of
 from repro import __version__

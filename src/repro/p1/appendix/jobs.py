@@ -15,7 +15,7 @@ from repro.jobs import DataUse, JobSpec, finetune_job, graft_job, make_job
 from repro.p1.appendix.plan import appendix_plan
 from repro.p1.appendix.runs import GPT2_BASE, gpt2_profile
 from repro.p1.regions import ft_and_graft_jobs, n_classes
-from repro.profiles import Profile, get_profile
+from repro.profiles import Profile
 
 NOTEBOOK = "p1_appendix"
 
