@@ -220,9 +220,10 @@ def test_hub_rows_tries_the_parquet_export_then_fails_in_one_line(fake_hub):  # 
     assert "\n" not in msg and msg.count("Dataset scripts are no longer supported") == 2
 
 
-def test_profiles_without_hub_data_fetch_nothing(capsys):
-    assert plan("cpu") == [] and plan("smoke") == []
-    assert fetch("cpu") == {} and "nothing to fetch" in capsys.readouterr().out
+def test_profiles_without_fetched_data_fetch_nothing(capsys):
+    assert plan("smoke") == [] and plan("paper-smoke") == []
+    assert [(f.kind, f.name) for f in plan("cpu")] == [("corpus", "vaderSentiment")]  # tests/data/test_packaged.py
+    assert fetch("smoke") == {} and "nothing to fetch" in capsys.readouterr().out
     with pytest.raises(ValueError, match="no family 'audio'"):
         plan("paper", "audio")
     assert main(["--profile", "smoke"]) == 0
