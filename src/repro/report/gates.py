@@ -54,8 +54,15 @@ class Learned:
         return math.isfinite(self.ci_low) and self.ci_low > self.margin
 
     def text(self) -> str:
+        if self.n_examples == 0:
+            return f"{self.task}: no {self.model} accuracy was measured in this run"
         return (f"{self.task}: {self.model} − {self.reference} {self.gain:+.1f} points, 95% CI "
                 f"[{self.ci_low:+.1f}, {self.ci_high:+.1f}], n = {self.n_examples}")
+
+
+def unmeasured(task: str, model: str = "FT") -> Learned:
+    """The check of a task whose fine-tuned accuracy this run did not measure: it always fails."""
+    return Learned(task, model, "reference", math.nan, math.nan, math.nan, 0)
 
 
 def chance_of(task: str) -> float:
@@ -187,4 +194,4 @@ def gate(holds: bool | None, reason: str | None, note: str = "") -> dict[str, An
 
 __all__ = ["CONTROL_MARGIN_POINTS", "Learned", "MIN_GAIN_POINTS", "chance_of", "gate", "is_vision_model", "learned",
            "learned_from_accuracy", "learning_reason", "low_gain_tasks", "negation_control_reason",
-           "normalized_reason", "not_testable", "vision_reason"]
+           "normalized_reason", "not_testable", "unmeasured", "vision_reason"]

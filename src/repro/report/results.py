@@ -58,7 +58,7 @@ from repro.data.provenance import KINDS, task_provenance
 from repro.paths import resolve_path, results_path
 from repro.profiles import Profile, get_profile
 from repro.report.display import ClaimView, Rows, departure_note, fmt_index, fmt_sparsity, fmt_value, show
-from repro.report.gates import Learned, learning_reason, not_testable
+from repro.report.gates import Learned, learning_reason, not_testable, unmeasured
 from repro.report.verdicts import HOLDS, VERDICTS, Evidence, VerdictError, check_consistent, verdict_of
 from repro import __version__
 
@@ -292,6 +292,17 @@ class Results:
         self.tables: dict[str, list[dict[str, Any]]] = {}
         self.figures: dict[str, list[dict[str, Any]]] = {}
         self.claims: list[dict[str, Any]] = []
+        self.learning: dict[str, Learned] = {}
+
+    def record_learning(self, *checks: Learned) -> None:
+        """Keep this run's learning checks (:func:`repro.report.gates.learned`), one per task (a later check of a
+        task replaces an earlier one), for the claims that judge what fine-tuning achieved: :meth:`learned_on`."""
+        for c in checks:
+            self.learning[c.task] = c
+
+    def learned_on(self, tasks: Iterable[str]) -> list[Learned]:
+        """The recorded learning checks of ``tasks``; a task with none gets a failing :func:`unmeasured` check."""
+        return [self.learning.get(t) or unmeasured(t) for t in dict.fromkeys(tasks)]
 
     def add_table(self, id: str, rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
         """Add (or replace) table ``id``; rows are validated and returned as plain dicts."""
