@@ -10,11 +10,25 @@ from repro.p2.task_arithmetic.runs import Correctness, table5_correctness
 from repro.p2.structure_cost import claims as cs
 from repro.p2.structure_cost.plan import PAPER_FT_STEPS, StructureCostPlan, structure_cost_plan
 from repro.profiles import get_profile
+from repro.report.gates import learned_from_accuracy
 from repro.report.results import Results
 
 
 def _res() -> Results:
-    return Results("p2_test", "smoke")
+    """Results whose TaLoS single-task models learned the hand-made tasks (90 % vs 50 % zero-shot)."""
+    res = Results("p2_test", "smoke")
+    res.record_learning(*(learned_from_accuracy(t, 0.9, 0.5, 1000, model="TaLoS") for t in ("A", "B", "C")))
+    return res
+
+
+def test_record_learning_gates_every_claim_on_talos_single_task_gains():
+    ex = _ex1(72, 95, 70, 93, 400)  # TaLoS single-task ≈ 75.8 % on A and B
+    res = Results("p2_test", "smoke")
+    checks = ca.record_learning(res, ex, {"A": 0.74, "B": 0.30})
+    assert [c.ok for c in checks] == [False, True] and checks[0].reference == "zero-shot"
+    c = ca.table1_abs_best(res, _table1(72, 95, 70, 93), ex)
+    assert c["verdict"] == "not-testable" and "A: TaLoS − zero-shot" in c["note"]
+    assert set(c["evidence"]["per_task"]) == {"A", "B"} and [d["task"] for d in c["data"]] == ["A", "B"]
 
 
 def _rows(values: dict[tuple[str, str], float]) -> list[dict]:
