@@ -52,6 +52,13 @@ def row_tasks(rows: Sequence[Mapping]) -> list[str]:
     return out
 
 
+def _learned(res: Results, rows: Sequence[Mapping]) -> list:
+    """The recorded learning checks of the rows' tasks (of every recorded task when the rows name none); a claim
+    with no recorded check fails the learning gate."""
+    tasks = row_tasks(rows) or list(res.learning)
+    return res.learned_on(tasks or ["the chapter's tasks"])
+
+
 def language_reason(model: str) -> str | None:
     """Why a T5 (language) claim is not testable with ``model`` (or None for a text model)."""
     if not is_vision_model(model):
@@ -72,7 +79,7 @@ def fig2_vision(res: Results, fig2_rows: Sequence[Mapping], model: str, setting:
         "On ViT-B/32, linearized FT, L-LoRA and TaLoS are more weight-disentangled than non-linear FT, TaLoS the "
         "most; LoTA is much less disentangled.",
         paper="Fig. 2 (heatmaps)", ours=f"mean ξ: {txt}",
-        tasks=row_tasks(fig2_rows), learned=res.learned_on(row_tasks(fig2_rows)),
+        tasks=row_tasks(fig2_rows), learned=_learned(res, fig2_rows),
         **gate(bool(ok), vision_reason(model),
                note=f"{model}, {setting}; holds = TaLoS lowest ξ, LoTA above TaLoS, and Linearized FT and L-LoRA "
                     f"(on their linearized network) below non-linear FT; {POINT_RULE}"))
@@ -134,7 +141,7 @@ def fig2_language(res: Results, fig2_rows: Sequence[Mapping], disagreement: Disa
         "p2-fig2-language", text, paper="Fig. 2 (heatmaps)",
         ours=ours + "; " + ", ".join(f"{k} {_ci(e)}" for k, (_, e) in parts.items()),
         verdict=verdict, evidence=ev, note=f"{rule}; n = {ev.n_examples} examples; deciding part: {worst}",
-        tasks=row_tasks(fig2_rows), learned=res.learned_on(row_tasks(fig2_rows)))
+        tasks=row_tasks(fig2_rows), learned=_learned(res, fig2_rows))
 
 
 def fig3_localization(res: Results, fig3_rows: Sequence[Mapping], model: str, setting: str) -> dict:
@@ -152,7 +159,7 @@ def fig3_localization(res: Results, fig3_rows: Sequence[Mapping], model: str, se
         ours="off-diagonal mean |ratio − 1|: " + ", ".join(f"{m} {v:.3f}" for m, v in
                                                            sorted(off.items(), key=lambda kv: kv[1]))
              + f"; TaLoS diagonal ratio {diag[TALOS]:.2f}",
-        tasks=row_tasks(fig3_rows), learned=res.learned_on(row_tasks(fig3_rows)),
+        tasks=row_tasks(fig3_rows), learned=_learned(res, fig3_rows),
         **gate(bool(ok), vision_reason(model),
                note=f"{setting}; holds = TaLoS has the smallest off-diagonal deviation from the pre-trained "
                     f"accuracy (ties count) and improves its own task; {POINT_RULE}"))
@@ -225,7 +232,7 @@ def fig6_linear(res: Results, lin_rows: Sequence[Mapping], correct: LinCorrect, 
     verdict, ev, worst = combine_all(linear_gap_parts(correct, within_pp))
     return res.add_claim("p2-fig6-linear", text, paper="Fig. 6 (plotted only)", ours=ours + f"; deciding {worst}: "
                          f"{_ci(ev)}", verdict=verdict, evidence=ev, tasks=row_tasks(lin_rows),
-                         learned=res.learned_on(row_tasks(lin_rows)),
+                         learned=_learned(res, lin_rows),
                          note=f"{rule}; n = {ev.n_examples} examples; deciding part: {worst}")
 
 
