@@ -110,6 +110,7 @@ def fig4_qk(res: Results, talos: Summary, lota: Summary, sizes: Mapping[str, int
     return res.add_claim("p2-fig4-qk", text, paper="Fig. 4 (plotted only)",
                          ours=f"{ours}; deciding part {worst}: {ev.statistic:+.2f}", verdict=verdict, evidence=ev,
                          note=note, tasks=[task], regions={f"{k} mask": v for k, v in sizes.items()},
+                         learned=res.learned_on([task]),
                          distinct={"TaLoS vs LoTA shares": talos["weight_share"] != lota["weight_share"]})
 
 
@@ -131,7 +132,8 @@ def fig5_blocks(res: Results, talos: Summary, lota: Summary) -> dict:
         ours=f"top matrix is Q or K in {100 * share:.0f} % of {blocks} blocks (LoTA: "
              f"{100 * lota['qk_top_layers']:.0f} %)",
         verdict=verdict, evidence=ev, note=f"{rule}; exact, over the {blocks} blocks of one mask, no sampling",
-        tasks=(), regions={"TaLoS mask": float(sum(talos["weight_share"].values())) if isinstance(
+        tasks=list(res.learning), learned=res.learned_on(res.learning),
+        regions={"TaLoS mask": float(sum(talos["weight_share"].values())) if isinstance(
             talos.get("weight_share"), Mapping) else float(blocks)})
 
 
