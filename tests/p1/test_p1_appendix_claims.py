@@ -6,11 +6,14 @@ import pytest
 from repro.p1.appendix import claims
 from repro.p1.appendix.plan import AppendixPlan, appendix_plan
 from repro.profiles import get_profile
+from repro.report.gates import learned
 from repro.report.results import Results
 
 
 def _res() -> Results:
-    return Results("p1_appendix", "smoke", params={})
+    res = Results("p1_appendix", "smoke", params={})
+    res.record_learning(*(learned(t, np.r_[np.ones(180), np.zeros(20)]) for t in ("SST-2", "QNLI", "AGNews")))
+    return res  # FT learned every task (90 %): the learning gate passes
 
 
 def _run(ft_acc: float, graft_acc: float, ft_conf: float = 0.95, graft_conf: float | None = None,
@@ -168,3 +171,12 @@ def test_plan_profiles_and_overrides():
         appendix_plan(get_profile("cpu"), bogus=1)
     with pytest.raises(ValueError, match="track_every"):
         AppendixPlan(track_every=50, track_checkpoint=100).checkpoint(100)
+
+
+def test_appendix_claims_are_not_testable_when_ft_did_not_learn():
+    res = Results("p1_appendix", "smoke", params={})  # no learning recorded for SST-2
+    c = claims.table5_size(res, {"SST-2": {64: 100, 640: 120}}, 3e-4)
+    assert c["verdict"] == "not-testable" and "no FT accuracy was measured" in c["note"]
+    c = claims.table5_size(_res(), {"SST-2": {64: 0, 640: 0}}, 3e-4)
+    assert c["verdict"] == "not-testable" and "empty-region gate" in c["note"]
+    assert c["data"] == [dict(c["data"][0], task="SST-2", kind="generated")]

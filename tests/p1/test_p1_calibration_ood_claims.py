@@ -8,7 +8,15 @@ import pytest
 from repro.p1.calibration_ood import claims as cc
 from repro.p1.calibration_ood.plan import CalibrationPlan, calibration_plan, calibration_recipes
 from repro.profiles import get_profile
+from repro.report.gates import learned
 from repro.report.results import Results
+
+
+def _res() -> Results:
+    """Results of a run whose FT learned QNLI and SST-2 (90 % against chance): the learning gate passes."""
+    res = Results("t", "smoke")
+    res.record_learning(*(learned(t, np.r_[np.ones(180), np.zeros(20)]) for t in ("QNLI", "SST-2")))
+    return res
 
 
 def test_plans_per_profile_and_overrides():
@@ -51,20 +59,20 @@ def test_peft_claims_compare_the_graft_closest_in_size_not_the_best():
             _peft("LoRA", 120, ece=0.10, acc=0.7, ood=0.60, rank=1)]
     pairs = cc.matched_pairs(runs)
     assert len(pairs) == 1 and pairs[0][1]["params"] == 100
-    c6 = cc.table6_peft(Results("t", "smoke"), _peft_runs(runs), n_resamples=300)
+    c6 = cc.table6_peft(_res(), _peft_runs(runs), n_resamples=300)
     ev = c6["evidence"]  # PEFT ECE 10 − graft ECE 30 = −20 points on 400 ID examples
     assert c6["verdict"] == "does-not-hold" and "120 params" in c6["ours"] and "(100)" in c6["ours"]
     assert ev["statistic"] == pytest.approx(-20.0) and ev["ci_high"] < 0 and ev["n_examples"] == 400
     assert ev["op"] == ">" and ev["margin"] == 0 and ev["seeds"] == 1
-    c7 = cc.table7_peft_ood(Results("t", "smoke"), _peft_runs(runs), n_resamples=300)
+    c7 = cc.table7_peft_ood(_res(), _peft_runs(runs), n_resamples=300)
     assert c7["verdict"] == "does-not-hold" and c7["evidence"]["statistic"] == pytest.approx(-10.0)
     runs[0].update(id_ece=0.05, **{"ood:MNLI": 0.7})  # the matched graft: 5 points lower ECE, +10 OOD
-    c6 = cc.table6_peft(Results("t", "smoke"), _peft_runs(runs), n_resamples=300)
+    c6 = cc.table6_peft(_res(), _peft_runs(runs), n_resamples=300)
     assert c6["verdict"] == "holds" and c6["evidence"]["ci_low"] > 0
-    c7 = cc.table7_peft_ood(Results("t", "smoke"), _peft_runs(runs), n_resamples=300)
+    c7 = cc.table7_peft_ood(_res(), _peft_runs(runs), n_resamples=300)
     assert c7["verdict"] == "holds" and c7["evidence"]["statistic"] == pytest.approx(10.0)
-    assert cc.table6_peft(Results("t", "smoke"), _peft_runs(runs[:2]))["verdict"] == "not-testable"
-    assert cc.table7_peft_ood(Results("t", "smoke"), _peft_runs(runs[:2]))["verdict"] == "not-testable"
+    assert cc.table6_peft(_res(), _peft_runs(runs[:2]))["verdict"] == "not-testable"
+    assert cc.table7_peft_ood(_res(), _peft_runs(runs[:2]))["verdict"] == "not-testable"
 
 
 def test_strata_ci_recomputes_each_set_on_its_drawn_examples():
@@ -92,26 +100,26 @@ def _wise(method, alpha, id_, ood):
 
 def test_wise_claim_needs_both_id_and_ood():
     best = {"WiSE-FT": _wise("WiSE-FT", 0.5, 0.80, 0.70), "WiSE-Graft": _wise("WiSE-Graft", 0.5, 0.8, 0.7)}
-    good = cc.fig7e_wise(Results("t", "smoke"), _wise_runs(0.84, 0.71), best, n_resamples=300)
+    good = cc.fig7e_wise(_res(), _wise_runs(0.84, 0.71), best, n_resamples=300)
     ev = good["evidence"]
     assert good["verdict"] == "holds" and ev["ci_low"] >= -1 and ev["op"] == ">=" and ev["margin"] == -1
     assert ev["n_examples"] in (200, 400) and ev["seeds"] == 1
     # better OOD, 10 points worse ID: dominated on ID (the deciding coordinate)
-    low_id = cc.fig7e_wise(Results("t", "smoke"), _wise_runs(0.70, 0.75), best, n_resamples=300)
+    low_id = cc.fig7e_wise(_res(), _wise_runs(0.70, 0.75), best, n_resamples=300)
     assert low_id["verdict"] == "does-not-hold" and low_id["evidence"]["statistic"] == pytest.approx(-10.0)
     assert low_id["evidence"]["n_examples"] == 200 and "(ID)" in low_id["note"]
-    low_ood = cc.fig7e_wise(Results("t", "smoke"), _wise_runs(0.84, 0.60), best, n_resamples=300)
+    low_ood = cc.fig7e_wise(_res(), _wise_runs(0.84, 0.60), best, n_resamples=300)
     assert low_ood["verdict"] == "does-not-hold" and low_ood["evidence"]["n_examples"] == 400  # MNLI + SNLI pooled
 
 
 def test_fig6_needs_confident_ft_fewer_confident_graft_and_lower_ece():
     correct = [1] * 70 + [0] * 30  # accuracy 0.7
     pe = _per_example(0.99, 0.72, correct)  # FT: every example above 0.9, ECE 29; graft: none, ECE 2
-    c = cc.fig6_confidence(Results("t", "smoke"), pe, "A", n_resamples=300)
+    c = cc.fig6_confidence(_res(), pe, "SST-2", n_resamples=300)
     ev = c["evidence"]
     assert c["verdict"] == "holds" and ev["seeds"] == 3 and ev["n_examples"] == 100
     assert "FT 100%" in c["ours"] and "graft 0%" in c["ours"]
-    bad = cc.fig6_confidence(Results("t", "smoke"), _per_example(0.85, 0.72, correct), "A", n_resamples=300)
+    bad = cc.fig6_confidence(_res(), _per_example(0.85, 0.72, correct), "SST-2", n_resamples=300)
     assert bad["verdict"] == "does-not-hold" and "FT share above 0.9" in bad["note"]
     assert bad["evidence"]["statistic"] == 0 and bad["evidence"]["margin"] == 50 and bad["evidence"]["op"] == ">"
 
@@ -137,23 +145,23 @@ def test_ood_gap_and_bitfit_rules_decide_on_the_paired_ci():
                       ("QNLI", "SNLI", "Grafting"): 0.68, ("QNLI", "SNLI", "FT"): 0.55,
                       ("QNLI", "SNLI", "BitFit"): 0.50, ("QNLI", "MNLI", "Graft re-training"): 0.69,
                       ("QNLI", "SNLI", "Graft re-training"): 0.67})
-    gap = cc.fig7_ood_gap(Results("t", "smoke"), runs, [("QNLI", "MNLI"), ("QNLI", "SNLI")])
+    gap = cc.fig7_ood_gap(_res(), runs, [("QNLI", "MNLI"), ("QNLI", "SNLI")])
     assert gap["verdict"] == "holds" and gap["evidence"]["ci_low"] >= 5.0  # +15.5 points on 800 examples
     assert gap["evidence"]["n_examples"] == 800 and gap["evidence"]["seeds"] == 1
-    bitfit = cc.table3_bitfit_ood(Results("t", "smoke"), runs)
+    bitfit = cc.table3_bitfit_ood(_res(), runs)
     assert bitfit["verdict"] == "holds" and bitfit["evidence"]["statistic"] == pytest.approx(18.0)
     # graft − re-train = +1 point, and the nested models differ on few examples: the CI lies below the +2 margin
-    retrain = cc.table3_retrain_ood(Results("t", "smoke"), runs, ["MNLI", "SNLI"])
+    retrain = cc.table3_retrain_ood(_res(), runs, ["MNLI", "SNLI"])
     assert retrain["verdict"] == "does-not-hold" and retrain["evidence"]["ci_high"] < 2.0
-    assert cc.fig7_ood_gap(Results("t", "smoke"), runs, [])["verdict"] == "not-testable"
+    assert cc.fig7_ood_gap(_res(), runs, [])["verdict"] == "not-testable"
 
 
 def test_small_shift_needs_every_target_below_five_points():
     runs = _ood_runs({("SST-2", "IMDb", "Grafting"): 0.80, ("SST-2", "IMDb", "FT"): 0.80,
                       ("SST-2", "Yelp", "Grafting"): 0.81, ("SST-2", "Yelp", "FT"): 0.80})
-    assert cc.fig7_small_shift(Results("t", "smoke"), runs, ["IMDb", "Yelp"])["verdict"] == "holds"
+    assert cc.fig7_small_shift(_res(), runs, ["IMDb", "Yelp"])["verdict"] == "holds"
     runs.correct[("SST-2", "Yelp", "Grafting")] = _correct(0.95, seed=1)  # +15 points on Yelp
-    c = cc.fig7_small_shift(Results("t", "smoke"), runs, ["IMDb", "Yelp"])
+    c = cc.fig7_small_shift(_res(), runs, ["IMDb", "Yelp"])
     assert c["verdict"] == "does-not-hold" and "Yelp" in c["note"]
 
 
@@ -166,57 +174,57 @@ def test_table1_calibration_bootstraps_the_ece_differences():
     def model(conf):
         return {"conf": np.full(500, conf), "correct": correct}
     # accuracy 0.8: ECE = |0.8 − conf|; re-train 1 point, FT 15, graft 2, BitFit 12
-    sc = {("A", "Graft re-training"): model(0.81), ("A", "FT"): model(0.95), ("A", "Grafting"): model(0.82),
-          ("A", "BitFit"): model(0.92)}
-    c = cc.table1_calibration(Results("t", "smoke"), OodRuns(id_scores=sc), ["A"])
+    sc = {("SST-2", "Graft re-training"): model(0.81), ("SST-2", "FT"): model(0.95), ("SST-2", "Grafting"): model(0.82),
+          ("SST-2", "BitFit"): model(0.92)}
+    c = cc.table1_calibration(_res(), OodRuns(id_scores=sc), ["SST-2"])
     assert c["verdict"] == "holds" and c["evidence"]["n_examples"] == 500
-    sc[("A", "BitFit")] = model(0.82)  # BitFit as well calibrated as the graft: not worse
-    assert cc.table1_calibration(Results("t", "smoke"), OodRuns(id_scores=sc), ["A"])["verdict"] != "holds"
+    sc[("SST-2", "BitFit")] = model(0.82)  # BitFit as well calibrated as the graft: not worse
+    assert cc.table1_calibration(_res(), OodRuns(id_scores=sc), ["SST-2"])["verdict"] != "holds"
 
 
 def _per_example(ft_conf, graft_conf, correct, seeds=(13, 21, 42), agree=None):
     """Hand-made per-example arrays: every seed has the same examples."""
     n = len(correct)
-    return {("A", s): {"conf_ft": np.full(n, ft_conf), "correct_ft": np.asarray(correct),
+    return {("SST-2", s): {"conf_ft": np.full(n, ft_conf), "correct_ft": np.asarray(correct),
                        "conf_graft": np.full(n, graft_conf), "correct_graft": np.asarray(correct),
                        "agree": np.ones(n) if agree is None else np.asarray(agree)} for s in seeds}
 
 
 def test_ece_reduction_ci_decides_on_the_bootstrap():
     correct = [1] * 70 + [0] * 30  # accuracy 0.7
-    red = [{"task": "A", "reduction": 0.9, "within_5pct": True, "relative_drop": 0.0}]
+    red = [{"task": "SST-2", "reduction": 0.9, "within_5pct": True, "relative_drop": 0.0}]
     # FT over-confident (0.99 → ECE 0.29), graft at 0.72 (ECE 0.02): ~93% lower, far above 35%
-    good = cc.ece_reduction(Results("t", "smoke"), red, _per_example(0.99, 0.72, correct), 16, 1e-3,
+    good = cc.ece_reduction(_res(), red, _per_example(0.99, 0.72, correct), 16, 1e-3,
                             n_resamples=300)
     ev = good["evidence"]
     assert good["verdict"] == "holds" and ev["seeds"] == 3 and ev["n_examples"] == 100
     assert 35 < ev["ci_low"] <= ev["statistic"] <= ev["ci_high"] <= 100
     # graft as over-confident as FT: no reduction → does not hold
-    bad = cc.ece_reduction(Results("t", "smoke"), red, _per_example(0.99, 0.98, correct), 16, 1e-3,
+    bad = cc.ece_reduction(_res(), red, _per_example(0.99, 0.98, correct), 16, 1e-3,
                            n_resamples=300)
     assert bad["verdict"] == "does-not-hold" and bad["evidence"]["ci_high"] < 35
-    est, lo, hi = cc.reduction_ci(_per_example(0.99, 0.72, correct), "A", n_resamples=200)
+    est, lo, hi = cc.reduction_ci(_per_example(0.99, 0.72, correct), "SST-2", n_resamples=200)
     assert lo <= est <= hi
     red[0]["within_5pct"] = False  # the graft loses > 5%: the claim's condition is never met
-    assert cc.ece_reduction(Results("t", "smoke"), red, _per_example(0.99, 0.72, correct), 16,
+    assert cc.ece_reduction(_res(), red, _per_example(0.99, 0.72, correct), 16,
                             1e-3)["verdict"] == "not-testable"
 
 
 def test_ece_reduction_refuses_seeds_of_different_test_sizes():
     pe = _per_example(0.99, 0.72, [1, 0, 1])
-    pe[("A", 99)] = _per_example(0.99, 0.72, [1, 0])[("A", 13)]
+    pe[("SST-2", 99)] = _per_example(0.99, 0.72, [1, 0])[("SST-2", 13)]
     with pytest.raises(ValueError, match="same test examples"):
-        cc.reduction_ci(pe, "A", n_resamples=10)
+        cc.reduction_ci(pe, "SST-2", n_resamples=10)
 
 
 def test_agreement_claim_uses_the_ci_of_the_mean():
-    hi = cc.agreement(Results("t", "smoke"), _per_example(0.9, 0.8, [1] * 100, agree=[1] * 95 + [0] * 5),
+    hi = cc.agreement(_res(), _per_example(0.9, 0.8, [1] * 100, agree=[1] * 95 + [0] * 5),
                       n_resamples=300)
     assert hi["verdict"] == "holds" and hi["evidence"]["ci_low"] >= 80
-    lo = cc.agreement(Results("t", "smoke"), _per_example(0.9, 0.8, [1] * 100, agree=[1] * 60 + [0] * 40),
+    lo = cc.agreement(_res(), _per_example(0.9, 0.8, [1] * 100, agree=[1] * 60 + [0] * 40),
                       n_resamples=300)
     assert lo["verdict"] == "does-not-hold"
-    near = cc.agreement(Results("t", "smoke"), _per_example(0.9, 0.8, [1] * 20, seeds=(13,),
+    near = cc.agreement(_res(), _per_example(0.9, 0.8, [1] * 20, seeds=(13,),
                                                             agree=[1] * 16 + [0] * 4), n_resamples=300)
     assert near["verdict"] == "inconclusive"  # 80% on 20 examples: the CI straddles the margin
 
@@ -236,12 +244,12 @@ def _gap_runs(re_train, ft_train, test=0.70, tasks=("QNLI",), n_train=128, n_tes
 
 def test_gap_rule_resamples_train_and_test_examples():
     # gaps: re-train 2, FT 25 points → 2 − 12.5 = −10.5 below 0
-    c = cc.table1_gap(Results("t", "smoke"), _gap_runs(0.72, 0.95, tasks=("QNLI", "SST-2")), ["QNLI", "SST-2"],
+    c = cc.table1_gap(_res(), _gap_runs(0.72, 0.95, tasks=("QNLI", "SST-2")), ["QNLI", "SST-2"],
                       n_resamples=300)
     ev = c["evidence"]
     assert c["verdict"] == "holds" and ev["statistic"] == pytest.approx(2 - 12.5, abs=0.5) and ev["ci_high"] < 0
     assert ev["n_examples"] == 2 * (128 + 500) and ev["op"] == "<" and ev["margin"] == 0
     assert "training and 1000 test examples" in c["note"]
     # re-train gap 15, FT 20 → 15 − 10 = +5: not below half of FT's
-    bad = cc.table1_gap(Results("t", "smoke"), _gap_runs(0.85, 0.90), ["QNLI"], n_resamples=300)
+    bad = cc.table1_gap(_res(), _gap_runs(0.85, 0.90), ["QNLI"], n_resamples=300)
     assert bad["verdict"] == "does-not-hold" and bad["evidence"]["ci_low"] > 0

@@ -9,7 +9,15 @@ from repro.core.masks import Mask
 from repro.p1.localization import claims as c2
 from repro.p1.localization.plan import LocalizationPlan, localization_plan, variant_recipes
 from repro.profiles import get_profile
+from repro.report.gates import learned
 from repro.report.results import Results, validate
+
+
+def _res() -> Results:
+    """Results of a run whose FT learned SST-2 and QNLI (90 % against chance 50 %): the learning gate passes."""
+    res = Results("p1_localization", "smoke")
+    res.record_learning(*(learned(t, np.r_[np.ones(180), np.zeros(20)]) for t in ("SST-2", "QNLI")))
+    return res
 
 
 def test_plans_per_profile_and_overrides():
@@ -36,7 +44,7 @@ def test_table2_claims_use_paired_bootstraps():
     ft = np.r_[np.ones(180), np.zeros(20)]
     runs = {("SST-2", 32, 1): _run(ft, ft), ("SST-2", 32, 2): _run(ft, ft),
             ("QNLI", 8, 1): _run(ft, np.r_[np.ones(100), np.zeros(100)])}
-    res = Results("p1_localization", "smoke")
+    res = _res()
     rec = c2.table2_recovery(res, runs, 32, 1e-5)
     assert rec["verdict"] == "holds" and rec["evidence"]["seeds"] == 2 and rec["evidence"]["n_examples"] == n
     low = c2.table2_recovery(res, runs, 8, 1e-5, beyond_paper=True)
@@ -65,15 +73,15 @@ def test_fig2_compares_at_the_learned_size_and_decides_per_pair():
     learned = _ones(180)
     rows = [_curve_row("SST-2", "learned", learned, 120), _curve_row("SST-2", "movement", _ones(100), 100),
             _curve_row("SST-2", "movement-matched", _ones(120), 120), _curve_row("SST-2", "random", _ones(100), 120)]
-    res = Results("p1_localization", "smoke")
+    res = _res()
     claim = c2.fig2_learned_region(res, rows, 32)
     assert claim["verdict"] == "holds" and claim["evidence"]["n_examples"] == 200
     assert "movement-matched (120)" in claim["ours"] and "γ_base 100" in claim["note"]
     # same size, same accuracy as the learned region: the movement-matched gap is 0, so the claim does not hold
     rows[2] = _curve_row("SST-2", "movement-matched", learned.copy(), 120)
-    claim = c2.fig2_learned_region(Results("p1_localization", "smoke"), rows, 32)
+    claim = c2.fig2_learned_region(_res(), rows, 32)
     assert claim["verdict"] == "does-not-hold" and "movement-matched" in claim["note"]
-    assert c2.fig2_learned_region(Results("p1_localization", "smoke"), [], 32)["verdict"] == "not-testable"
+    assert c2.fig2_learned_region(_res(), [], 32)["verdict"] == "not-testable"
 
 
 def test_table1_claims_pair_examples_and_state_sizes():
@@ -81,13 +89,13 @@ def test_table1_claims_pair_examples_and_state_sizes():
                            "graft_count": 40, "bitfit_count": 400},
             ("QNLI", 1): {"graft": _ones(120), "retrain": _ones(125), "bitfit": _ones(60),
                           "graft_count": 50, "bitfit_count": 400}}
-    res = Results("p1_localization", "smoke")
+    res = _res()
     rt = c2.table1_retrain(res, runs, "sgd")
     assert rt["verdict"] == "holds" and rt["evidence"]["n_examples"] == 400
     assert rt["evidence"]["statistic"] == pytest.approx(100 * (285 - 270) / 400)
     bf = c2.table1_bitfit(res, runs, "sgd")
     assert bf["verdict"] == "does-not-hold" and "400 biases" in bf["ours"] and "50 entries" in bf["ours"]
-    assert c2.table1_retrain(Results("p1_localization", "smoke"), {}, "sgd")["verdict"] == "not-testable"
+    assert c2.table1_retrain(_res(), {}, "sgd")["verdict"] == "not-testable"
 
 
 def _ci_fields(claim: dict) -> dict:
@@ -105,7 +113,7 @@ def test_fig3_ratio_of_linear_head_graft_to_its_ft():
     def claim(n_right: int) -> dict:
         rows = [dict(_curve_row("SST-2", "learned", _ones(n_right), 120), label=lin),
                 dict(_curve_row("SST-2", "learned", _ones(60), 120), label="frozen zero-shot head")]  # no FT ref
-        return c2.fig3_standard_ft(Results("p1_localization", "smoke"), rows, refs)
+        return c2.fig3_standard_ft(_res(), rows, refs)
 
     ok = claim(178)  # 178/180 = 98.9 %, paired
     ev = _ci_fields(ok)
@@ -116,7 +124,7 @@ def test_fig3_ratio_of_linear_head_graft_to_its_ft():
     mid = claim(171)  # exactly 95 %: the CI straddles the margin
     ev = _ci_fields(mid)
     assert mid["verdict"] == "inconclusive" and ev["ci_low"] < 0.95 < ev["ci_high"]
-    assert c2.fig3_standard_ft(Results("p1_localization", "smoke"), [], refs)["verdict"] == "not-testable"
+    assert c2.fig3_standard_ft(_res(), [], refs)["verdict"] == "not-testable"
 
 
 def test_fig4b_zero_outside_accuracy_bounded_by_chance_plus_10():
@@ -125,7 +133,7 @@ def test_fig4b_zero_outside_accuracy_bounded_by_chance_plus_10():
                 {"task": "SST-2", "method": "zero_outside", "target_density": 0.9, "acc": n_right / 200,
                  "correct": _ones(n_right)},
                 {"task": "SST-2", "method": "graft", "target_density": 0.9, "acc": 0.8, "correct": _ones(160)}]
-        return c2.fig4b_lottery(Results("p1_localization", "smoke"), rows, {"SST-2": 0.5})
+        return c2.fig4b_lottery(_res(), rows, {"SST-2": 0.5})
 
     ok = claim(80)  # 40 % and 45 %, bound 60 %
     ev = _ci_fields(ok)
@@ -137,7 +145,7 @@ def test_fig4b_zero_outside_accuracy_bounded_by_chance_plus_10():
     mid = claim(120)  # 60 %: on the bound
     ev = _ci_fields(mid)
     assert mid["verdict"] == "inconclusive" and ev["ci_low"] < 60.0 < ev["ci_high"]
-    assert c2.fig4b_lottery(Results("p1_localization", "smoke"), [], {})["verdict"] == "not-testable"
+    assert c2.fig4b_lottery(_res(), [], {})["verdict"] == "not-testable"
 
 
 def test_fig5_paired_gaps_of_relative_accuracy():
@@ -147,7 +155,7 @@ def test_fig5_paired_gaps_of_relative_accuracy():
         rows = [dict(_curve_row("SST-2", "learned", _ones(n), 100), label=lab)
                 for lab, n in zip(c2.FIG5_LABELS, (sgd, adamw, l1))]
         rows.append(dict(_curve_row("SST-2", "learned", _ones(10), 900, s=1e-2), label="AdamW"))  # not the smallest
-        return c2.fig5_adamw(Results("p1_localization", "smoke"), rows, ft, "adamw")
+        return c2.fig5_adamw(_res(), rows, ft, "adamw")
 
     ok = claim(175, 120, 170)
     ev = _ci_fields(ok)
@@ -161,7 +169,7 @@ def test_fig5_paired_gaps_of_relative_accuracy():
     mid = claim(175, 120, 124)  # l1 gap 2.2 points from 4 examples
     ev = _ci_fields(mid)
     assert mid["verdict"] == "inconclusive" and ev["ci_low"] < 2.0 < ev["ci_high"]
-    missing = c2.fig5_adamw(Results("p1_localization", "smoke"), [], ft, "adamw")
+    missing = c2.fig5_adamw(_res(), [], ft, "adamw")
     assert missing["verdict"] == "not-testable"
 
 
@@ -173,7 +181,7 @@ def test_ratio_gap_is_paired_over_four_models():
 
 
 def test_fig4a_and_schema():
-    res = Results("p1_localization", "smoke")
+    res = _res()
     rows = [_curve_row("SST-2", "learned", _ones(180), 100), _curve_row("SST-2", "learned", _ones(100), 90, "bias")]
     a = c2.fig4a_bias_only(res, rows)
     assert a["verdict"] == "holds" and "unrestricted 100 vs bias-only 90" in a["note"]
@@ -184,3 +192,29 @@ def test_fig4a_and_schema():
                              for lab, n in zip(c2.FIG5_LABELS, (175, 120, 170))], ft, "adamw")
     assert f5["verdict"] == "holds"
     validate(res.to_dict())  # every claim above satisfies the results schema
+
+
+def test_the_learning_gate_withholds_claims_on_models_that_did_not_learn():
+    chance = np.r_[np.ones(100), np.zeros(100)]  # FT at 50 % on a 2-class task: no skill to localize
+    runs = {("SST-2", 32, 1): _run(chance, chance)}
+    res = Results("p1_localization", "smoke")
+    rec = c2.table2_recovery(res, runs, 32, 1e-5)  # graft/FT = 100 %, vacuously
+    assert rec["verdict"] == "not-testable" and "learning gate" in rec["note"]
+    assert "SST-2: FT − chance (50%) +0.0 points" in rec["note"] and "ratio" in rec["evidence"]["test"]
+    assert rec["evidence"]["per_task"]["SST-2"]["verdict"] == "holds"  # what the rule alone would say
+    assert rec["data"][0]["task"] == "SST-2" and rec["data"][0]["kind"] == "generated"
+    # later claims of the chapter read the recorded check
+    rows = [_curve_row("SST-2", "learned", _ones(180), 120), _curve_row("SST-2", "random", _ones(100), 120)]
+    assert "learning gate" in c2.fig2_learned_region(res, rows, 32)["note"]
+    # a task whose FT accuracy was never measured fails the gate too
+    rows = [_curve_row("QNLI", "learned", _ones(180), 120), _curve_row("QNLI", "random", _ones(100), 120)]
+    assert "no FT accuracy was measured" in c2.fig2_learned_region(Results("p1_localization", "smoke"), rows, 32)["note"]
+
+
+def test_an_empty_region_cannot_hold():
+    ft = np.r_[np.ones(180), np.zeros(20)]
+    runs = {("SST-2", 32, 1): _run(ft, ft, count=0)}
+    res = _res()
+    size = c2.table2_size(res, runs, 10_000)  # 0 parameters <= 0.01 %: vacuous
+    assert size["verdict"] == "not-testable" and "empty-region gate: SST-2 region has 0 parameters" in size["note"]
+    assert c2.table2_recovery(res, runs, 32, 1e-5)["verdict"] == "not-testable"

@@ -8,7 +8,16 @@ import pytest
 from repro.p1.multitask_continual import claims as cm
 from repro.p1.multitask_continual.plan import MultitaskPlan, continual_recipe, mt_recipe, multitask_plan
 from repro.profiles import get_profile
+from repro.report.gates import learned
 from repro.report.results import Results
+
+
+def _res() -> Results:
+    """Results of a run whose MT model learned every task (90 % against chance): the learning gate passes."""
+    res = Results("t", "smoke")
+    res.record_learning(*(learned(t, np.r_[np.ones(180), np.zeros(20)], model="MT")
+                          for t in ("SST-2", "CR", "QNLI", "QQP", "MRPC")))
+    return res
 
 
 def test_plans_per_profile_and_overrides():
@@ -77,21 +86,21 @@ def test_isolation_is_a_paired_ci_of_diagonal_minus_off_diagonal_rel():
 
 def test_disjoint_is_exact():
     ov = {"mean_offdiag": 0.05, "max_offdiag": 0.1, "mean_similar": 0.08, "mean_other": 0.02}
-    c = cm.fig8_disjoint(Results("t", "smoke"), ov, 4)
+    c = cm.fig8_disjoint(_res(), ov, 4, tasks=["SST-2", "CR"])
     assert c["verdict"] == "holds" and c["evidence"]["n_examples"] == 12 and c["evidence"]["test"].startswith("exact")
-    c = cm.fig8_disjoint(Results("t", "smoke"), dict(ov, mean_offdiag=0.25), 4)
+    c = cm.fig8_disjoint(_res(), dict(ov, mean_offdiag=0.25), 4, tasks=["SST-2", "CR"])
     assert c["verdict"] == "does-not-hold" and c["evidence"]["statistic"] == c["evidence"]["ci_low"] == 0.25
     assert (c["evidence"]["op"], c["evidence"]["margin"]) == ("<", 0.2)
-    c = cm.fig8_disjoint(Results("t", "smoke"), dict(ov, mean_similar=0.01), 4)
+    c = cm.fig8_disjoint(_res(), dict(ov, mean_similar=0.01), 4, tasks=["SST-2", "CR"])
     assert c["verdict"] == "does-not-hold" and (c["evidence"]["op"], c["evidence"]["margin"]) == (">", 0.0)
     nan = float("nan")
-    assert cm.fig8_disjoint(Results("t", "smoke"), dict(ov, mean_similar=nan), 4)["verdict"] == "holds"
+    assert cm.fig8_disjoint(_res(), dict(ov, mean_similar=nan), 4, tasks=["SST-2", "CR"])["verdict"] == "holds"
 
 
 def test_region_and_continual_rules():
     single = [{"region": a, "task": b, "rel": 1.0 if a == b else 0.1} for a in ("QNLI", "QQP") for b in ("QNLI", "QQP")]
-    assert cm.fig8_asymmetry(Results("t", "smoke"), single)["verdict"] == "does-not-hold"  # Rel(QNLI->QQP)=0.1
-    assert cm.fig8_asymmetry(Results("t", "smoke"), single[:1]) is None
+    assert cm.fig8_asymmetry(_res(), single)["verdict"] == "does-not-hold"  # Rel(QNLI->QQP)=0.1
+    assert cm.fig8_asymmetry(_res(), single[:1]) is None
 
 
 def _ok(n: int, k: int, start: int = 0) -> np.ndarray:
@@ -235,3 +244,9 @@ def test_fig8_regions_rebuilds_unions_and_reads_the_tuned_ones_with_region_study
     assert on["single:C"] == ["A", "B", "C"] and seen == [(["A", "B"], 2, "the recipe")]
     masks, _ = multitask_runs.fig8_regions(None, regions, {"g": ["A", "B"]}, {}, None)
     assert "tuned:g" not in masks and len(seen) == 1
+
+
+def test_disjoint_regions_of_a_model_that_learned_nothing_are_not_testable():
+    ov = {"mean_offdiag": 0.0, "max_offdiag": 0.0, "mean_similar": float("nan"), "mean_other": 0.0}
+    c = cm.fig8_disjoint(Results("t", "smoke"), ov, 4, tasks=["SST-2"])  # no MT accuracy recorded
+    assert c["verdict"] == "not-testable" and "learning gate" in c["note"] and c["data"][0]["task"] == "SST-2"

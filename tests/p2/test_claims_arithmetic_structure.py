@@ -10,11 +10,25 @@ from repro.p2.task_arithmetic.runs import Correctness, table5_correctness
 from repro.p2.structure_cost import claims as cs
 from repro.p2.structure_cost.plan import PAPER_FT_STEPS, StructureCostPlan, structure_cost_plan
 from repro.profiles import get_profile
+from repro.report.gates import learned_from_accuracy
 from repro.report.results import Results
 
 
 def _res() -> Results:
-    return Results("p2_test", "smoke")
+    """Results whose TaLoS single-task models learned the hand-made tasks (90 % vs 50 % zero-shot)."""
+    res = Results("p2_test", "smoke")
+    res.record_learning(*(learned_from_accuracy(t, 0.9, 0.5, 1000, model="TaLoS") for t in ("A", "B", "C")))
+    return res
+
+
+def test_record_learning_gates_every_claim_on_talos_single_task_gains():
+    ex = _ex1(72, 95, 70, 93, 400)  # TaLoS single-task ≈ 75.8 % on A and B
+    res = Results("p2_test", "smoke")
+    checks = ca.record_learning(res, ex, {"A": 0.74, "B": 0.30})
+    assert [c.ok for c in checks] == [False, True] and checks[0].reference == "zero-shot"
+    c = ca.table1_abs_best(res, _table1(72, 95, 70, 93), ex)
+    assert c["verdict"] == "not-testable" and "A: TaLoS − zero-shot" in c["note"]
+    assert set(c["evidence"]["per_task"]) == {"A", "B"} and [d["task"] for d in c["data"]] == ["A", "B"]
 
 
 def _rows(values: dict[tuple[str, str], float]) -> list[dict]:
@@ -140,20 +154,20 @@ LOTA = _summary({"Q": 10.0, "K": 10.0, "V": 10.0, "O": 11.0, "FFN-in": 9.0, "FFN
 def test_masks_compared_only_at_equal_sizes():
     assert cs.size_mismatch({"LoTA": 1000, "TaLoS": 990}) is None
     assert "differ" in cs.size_mismatch({"LoTA": 1000, "TaLoS": 500})
-    c = cs.fig4_qk(_res(), TALOS, LOTA, {"LoTA": 1000, "TaLoS": 500}, task="t", model="m")
+    c = cs.fig4_qk(_res(), TALOS, LOTA, {"LoTA": 1000, "TaLoS": 500}, task="A", model="m")
     assert c["verdict"] == "not-testable" and "500" in c["note"] and c["evidence"] is None
 
 
 def test_fig4_is_exact_on_both_conditions():
     assert cs.qk_lead(TALOS) == pytest.approx(20.0) and cs.qk_lead(LOTA) == pytest.approx(-1.0)
-    c = cs.fig4_qk(_res(), TALOS, LOTA, {"LoTA": 1000, "TaLoS": 1000}, task="t", model="m")
+    c = cs.fig4_qk(_res(), TALOS, LOTA, {"LoTA": 1000, "TaLoS": 1000}, task="A", model="m")
     ev = c["evidence"]
     assert c["verdict"] == "holds" and "deciding part spread" in c["ours"]  # CV gap 1.2 is nearer its margin
     assert ev["statistic"] == ev["ci_low"] == ev["ci_high"] == pytest.approx(1.2)
     assert ev["n_examples"] == 6 and ev["seeds"] == 1 and ev["op"] == ">" and ev["margin"] == 0.0
     assert ev["test"].startswith("exact") and "no sampling" in ev["test"]
     v_leads = _summary({**TALOS["weight_share"], "V": 40.0}, 1.4, {0: "Q", 1: "K"})  # V above K
-    c = cs.fig4_qk(_res(), v_leads, LOTA, {"LoTA": 1000, "TaLoS": 1000}, task="t", model="m")
+    c = cs.fig4_qk(_res(), v_leads, LOTA, {"LoTA": 1000, "TaLoS": 1000}, task="A", model="m")
     assert c["verdict"] == "does-not-hold" and c["evidence"]["statistic"] == pytest.approx(-15.0)
     assert "Q and K lead" in c["ours"]
 

@@ -10,6 +10,20 @@ from repro.p2.appendix.plan import appendix_plan
 from repro.p2.zoo import zoo_tasks
 from repro.profiles import get_profile
 from repro.report.results import Results
+from repro.report.gates import learned_from_accuracy
+
+class _AllLearned(dict):
+    """Every task's learning check passes (90 % vs 50 %): these tests are about the rules, not the learning gate."""
+
+    def get(self, task, default=None):
+        return learned_from_accuracy(task, 0.9, 0.5, 1000)
+
+
+def _learned_res(notebook: str) -> Results:
+    res = Results(notebook, "smoke")
+    res.learning = _AllLearned()
+    return res
+
 
 TASKS = ["A", "B"]
 
@@ -31,19 +45,19 @@ def single(talos=(0.80, 0.80), llora=(0.70, 0.70), ft=0.81, lota=0.80):
 
 
 def test_fig9_single_task():
-    c = ca.fig9_single_task(Results("a", "smoke"), single(), TASKS, N)
+    c = ca.fig9_single_task(_learned_res("a"), single(), TASKS, N)
     ev = c["evidence"]
     assert c["verdict"] == "holds" and ev["n_examples"] == 2 * N and ev["seeds"] == 1
     assert "paired bootstrap" in ev["test"] and "deciding part" in c["note"]
-    c = ca.fig9_single_task(Results("a", "smoke"), single(ft=0.95), TASKS, N)  # FT far above TaLoS
+    c = ca.fig9_single_task(_learned_res("a"), single(ft=0.95), TASKS, N)  # FT far above TaLoS
     assert c["verdict"] == "does-not-hold" and c["evidence"]["op"] == "<=" and c["evidence"]["margin"] == 2.0
     assert c["evidence"]["ci_low"] > 2.0
-    c = ca.fig9_single_task(Results("a", "smoke"), single(llora=(0.95, 0.95)), TASKS, N)  # L-LoRA above everywhere
+    c = ca.fig9_single_task(_learned_res("a"), single(llora=(0.95, 0.95)), TASKS, N)  # L-LoRA above everywhere
     assert c["verdict"] == "does-not-hold" and c["evidence"]["statistic"] == 0.0 and c["evidence"]["margin"] == 0.5
     s = single()
     del s["L-LoRA"]
     with pytest.raises(ValueError, match="L-LoRA"):
-        ca.fig9_single_task(Results("a", "smoke"), s, TASKS, N)
+        ca.fig9_single_task(_learned_res("a"), s, TASKS, N)
 
 
 def point(single_acc, abs_, target):
@@ -56,41 +70,41 @@ def point(single_acc, abs_, target):
 
 def test_fig8_sparsity():
     sweep = {0.0: point(0.85, 0.60, 0.5), 0.9: point(0.84, 0.70, 0.3), 0.99: point(0.80, 0.60, 0.4)}
-    c = ca.fig8_sparsity(Results("a", "smoke"), sweep, TASKS)
+    c = ca.fig8_sparsity(_learned_res("a"), sweep, TASKS)
     assert c["verdict"] == "holds" and c["evidence"]["n_examples"] == 2 * N and c["evidence"]["ci_low"] <= \
         c["evidence"]["statistic"] <= c["evidence"]["ci_high"]
     sweep[0.99] = point(0.80, 0.85, 0.4)  # 0.99 adds much better
-    c = ca.fig8_sparsity(Results("a", "smoke"), sweep, TASKS)
+    c = ca.fig8_sparsity(_learned_res("a"), sweep, TASKS)
     assert c["verdict"] == "does-not-hold" and c["evidence"]["op"] == ">=" and c["evidence"]["ci_high"] < 0
     assert "abs k=0.9 − k=0.99" in c["note"]
-    assert ca.fig8_sparsity(Results("a", "smoke"), {0.0: sweep[0.0]}, TASKS)["verdict"] == "not-testable"
+    assert ca.fig8_sparsity(_learned_res("a"), {0.0: sweep[0.0]}, TASKS)["verdict"] == "not-testable"
     del sweep[0.0]["correct"]
     with pytest.raises(KeyError, match="per-example"):
-        ca.fig8_sparsity(Results("a", "smoke"), sweep, TASKS)
+        ca.fig8_sparsity(_learned_res("a"), sweep, TASKS)
 
 
 def test_fig8_graft_paired_normalized_gap():
     g, ft = point(0.80, 0.78, 0.3), point(0.90, 0.60, 0.4)  # normalized 0.975 vs 0.667
-    c = ca.fig8_graft(Results("a", "smoke"), g, ft, None, 1e-4, 3)
+    c = ca.fig8_graft(_learned_res("a"), g, ft, None, 1e-4, 3)
     ev = c["evidence"]
     assert c["verdict"] == "holds" and c["beyond_paper"] is True and ev["op"] == ">" and ev["ci_low"] > 0
     assert ev["n_examples"] == 2 * N and abs(ev["statistic"] - 100 * (0.78 / 0.80 - 0.60 / 0.90)) < 1e-6
-    c = ca.fig8_graft(Results("a", "smoke"), ft, g, None, 1e-4, 3)
+    c = ca.fig8_graft(_learned_res("a"), ft, g, None, 1e-4, 3)
     assert c["verdict"] == "does-not-hold" and c["evidence"]["ci_high"] < 0
-    c = ca.fig8_graft(Results("a", "smoke"), g, None, None, 1e-4, 3)
+    c = ca.fig8_graft(_learned_res("a"), g, None, None, 1e-4, 3)
     assert c["verdict"] == "not-testable" and c["beyond_paper"] is True
 
 
 def test_fig4_iou_is_exact():
     rows = [dict(a="TaLoS", b="FISH 10%", containment=0.05, containment_random=0.1),
             dict(a="P1 graft", b="TaLoS", containment=0.02, containment_random=0.1)]
-    c = ca.fig4_iou(Results("a", "smoke"), rows, TASKS)
+    c = ca.fig4_iou(_learned_res("a"), rows, TASKS)
     ev = c["evidence"]
     assert c["verdict"] == "holds" and c["beyond_paper"] is True
     assert ev["statistic"] == ev["ci_low"] == ev["ci_high"] == pytest.approx(-5.0) and ev["op"] == "<"
     assert ev["n_examples"] == 2 and "no sampling" in ev["test"]
     rows[1]["containment"] = 0.5
-    c = ca.fig4_iou(Results("a", "smoke"), rows, TASKS)
+    c = ca.fig4_iou(_learned_res("a"), rows, TASKS)
     assert c["verdict"] == "does-not-hold" and c["evidence"]["statistic"] == pytest.approx(40.0)
     assert "P1 graft in TaLoS" in c["note"]
 

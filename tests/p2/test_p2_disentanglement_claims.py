@@ -12,6 +12,20 @@ from repro.p2.methods import p2_recipe
 from repro.p2.zoo import zoo_tasks
 from repro.profiles import get_profile
 from repro.report.results import Results
+from repro.report.gates import learned_from_accuracy
+
+class _AllLearned(dict):
+    """Every task's learning check passes (90 % vs 50 %): these tests are about the rules, not the learning gate."""
+
+    def get(self, task, default=None):
+        return learned_from_accuracy(task, 0.9, 0.5, 1000)
+
+
+def _learned_res(notebook: str) -> Results:
+    res = Results(notebook, "smoke")
+    res.learning = _AllLearned()
+    return res
+
 
 TEXT, VIT = "sentence-transformers/all-MiniLM-L6-v2", "openai/clip-vit-base-patch32"
 
@@ -25,14 +39,14 @@ GOOD = dict(ft=0.9, lin=0.3, llora=0.4, lota=0.7, talos=0.2)
 
 
 def test_fig2_vision_holds_on_vit_and_is_not_testable_on_text():
-    c = cd.fig2_vision(Results("p2_disentanglement", "smoke"), xi_rows(**GOOD), VIT, "3x3 grid")
+    c = cd.fig2_vision(_learned_res("p2_disentanglement"), xi_rows(**GOOD), VIT, "3x3 grid")
     assert c["verdict"] == "holds"
-    c = cd.fig2_vision(Results("p2_disentanglement", "smoke"), xi_rows(**GOOD), TEXT, "3x3 grid")
+    c = cd.fig2_vision(_learned_res("p2_disentanglement"), xi_rows(**GOOD), TEXT, "3x3 grid")
     assert c["verdict"] == "not-testable" and "vision claim" in c["note"]
 
 
 def test_fig2_vision_fails_when_a_linearized_method_is_above_ft():
-    c = cd.fig2_vision(Results("p2_disentanglement", "smoke"), xi_rows(**dict(GOOD, llora=1.0)), VIT, "g")
+    c = cd.fig2_vision(_learned_res("p2_disentanglement"), xi_rows(**dict(GOOD, llora=1.0)), VIT, "g")
     assert c["verdict"] == "does-not-hold"
 
 
@@ -54,18 +68,18 @@ def disagreement(**xi):
 def test_fig2_fails_loudly_without_the_linearized_methods():
     rows = [r for r in xi_rows(**GOOD) if r["method"] not in ("Linearized FT", "L-LoRA")]
     with pytest.raises(ValueError, match="Linearized FT"):
-        cd.fig2_vision(Results("p2_disentanglement", "smoke"), rows, VIT, "g")
+        cd.fig2_vision(_learned_res("p2_disentanglement"), rows, VIT, "g")
     with pytest.raises(ValueError, match="L-LoRA"):
-        cd.fig2_language(Results("p2_disentanglement", "smoke"), rows, disagreement(**GOOD), TEXT, "g")
+        cd.fig2_language(_learned_res("p2_disentanglement"), rows, disagreement(**GOOD), TEXT, "g")
 
 
 def test_fig2_language_order_and_gate():
-    c = cd.fig2_language(Results("p2_disentanglement", "smoke"), xi_rows(**GOOD), disagreement(**GOOD), TEXT, "g")
+    c = cd.fig2_language(_learned_res("p2_disentanglement"), xi_rows(**GOOD), disagreement(**GOOD), TEXT, "g")
     ev = c["evidence"]
     assert c["verdict"] == "holds" and ev["n_examples"] == 2 * N and ev["op"] == "<" and ev["ci_high"] < 0
     assert ev["statistic"] in (pytest.approx(0.7 - 0.9), pytest.approx(0.2 - 0.7)) and "deciding part" in c["note"]
     bad = dict(GOOD, talos=0.8)  # TaLoS above LoTA
-    c = cd.fig2_language(Results("p2_disentanglement", "smoke"), xi_rows(**bad), disagreement(**bad), TEXT, "g")
+    c = cd.fig2_language(_learned_res("p2_disentanglement"), xi_rows(**bad), disagreement(**bad), TEXT, "g")
     assert c["verdict"] == "does-not-hold" and c["evidence"]["statistic"] == pytest.approx(0.1)
     assert c["evidence"]["ci_low"] > 0 and "TaLoS − LoTA" in c["note"]
     c = cd.fig2_language(Results("x", "smoke"), xi_rows(**GOOD), disagreement(**GOOD), VIT, "g")
@@ -81,10 +95,10 @@ def fig3_rows(off_talos, diag_talos):
 
 
 def test_fig3_localization_rule_and_vision_gate():
-    assert cd.fig3_localization(Results("a", "smoke"), fig3_rows(0.01, 1.1), VIT, "s")["verdict"] == "holds"
-    assert cd.fig3_localization(Results("a", "smoke"), fig3_rows(0.2, 1.1), VIT, "s")["verdict"] == "does-not-hold"
-    assert cd.fig3_localization(Results("a", "smoke"), fig3_rows(0.01, 0.9), VIT, "s")["verdict"] == "does-not-hold"
-    assert cd.fig3_localization(Results("a", "smoke"), fig3_rows(0.01, 1.1), TEXT, "s")["verdict"] == "not-testable"
+    assert cd.fig3_localization(_learned_res("a"), fig3_rows(0.01, 1.1), VIT, "s")["verdict"] == "holds"
+    assert cd.fig3_localization(_learned_res("a"), fig3_rows(0.2, 1.1), VIT, "s")["verdict"] == "does-not-hold"
+    assert cd.fig3_localization(_learned_res("a"), fig3_rows(0.01, 0.9), VIT, "s")["verdict"] == "does-not-hold"
+    assert cd.fig3_localization(_learned_res("a"), fig3_rows(0.01, 1.1), TEXT, "s")["verdict"] == "not-testable"
 
 
 def lin_rows(talos_gaps, lota_gap=5.0):
@@ -104,34 +118,34 @@ def lin_correct(talos_flips, other_flips=40, n=400):
 
 
 def test_fig6_linear():
-    c = cd.fig6_linear(Results("a", "smoke"), lin_rows([0.5, -0.5, 0.5]), lin_correct([2, 2, 2]), VIT)
+    c = cd.fig6_linear(_learned_res("a"), lin_rows([0.5, -0.5, 0.5]), lin_correct([2, 2, 2]), VIT)
     ev = c["evidence"]
     assert c["verdict"] == "holds" and ev["n_examples"] == 1200 and "paired bootstrap" in ev["test"]
-    c = cd.fig6_linear(Results("a", "smoke"), lin_rows([10, 10, 10]), lin_correct([40, 40, 40], 2), VIT)
+    c = cd.fig6_linear(_learned_res("a"), lin_rows([10, 10, 10]), lin_correct([40, 40, 40], 2), VIT)
     ev = c["evidence"]
     assert c["verdict"] == "does-not-hold" and ev["op"] in ("<=", ">") and "deciding part" in c["note"]
     assert (ev["ci_low"] > ev["margin"]) if ev["op"] == "<=" else (ev["ci_high"] <= ev["margin"])
-    c = cd.fig6_linear(Results("a", "smoke"), lin_rows([0.5]), lin_correct([2, 2, 2]), TEXT)
+    c = cd.fig6_linear(_learned_res("a"), lin_rows([0.5]), lin_correct([2, 2, 2]), TEXT)
     assert c["verdict"] == "not-testable" and c["evidence"] is None
     with pytest.raises(ValueError, match="LoTA"):
-        cd.fig6_linear(Results("a", "smoke"), lin_rows([0.5]), {"TaLoS": {}, "Non-linear FT": {}}, VIT)
+        cd.fig6_linear(_learned_res("a"), lin_rows([0.5]), {"TaLoS": {}, "Non-linear FT": {}}, VIT)
 
 
 def test_fig7_gradient():
     rng = np.random.default_rng(0)
     noise = rng.normal(0, 0.02, 12)
     per = {"Non-linear FT": 1.0 + noise, "LoTA": 0.8 + noise, "TaLoS": 0.1 + noise, "Linearized FT": np.zeros(12)}
-    c = cd.fig7_gradient(Results("a", "smoke"), per, "SST-2", 12, 30, 40)
+    c = cd.fig7_gradient(_learned_res("a"), per, "SST-2", 12, 30, 40)
     assert c["verdict"] == "holds" and "first 30 steps" in c["note"]
     ev = c["evidence"]
     assert (ev["n_examples"], ev["seeds"], ev["op"], ev["margin"]) == (12, 1, "<", 0.0)
     assert ev["ci_high"] < 0 and ev["statistic"] == pytest.approx(0.1 - 0.4, abs=0.02)  # vs LoTA decides
-    c = cd.fig7_gradient(Results("a", "smoke"), dict(per, TaLoS=0.5 + noise), "SST-2", 12, 40, 40)
+    c = cd.fig7_gradient(_learned_res("a"), dict(per, TaLoS=0.5 + noise), "SST-2", 12, 40, 40)
     assert c["verdict"] == "does-not-hold" and c["evidence"]["ci_low"] > 0
     wide = dict(per, TaLoS=0.4 + rng.normal(0, 0.5, 12))  # mean near half of LoTA's, very noisy
-    assert cd.fig7_gradient(Results("a", "smoke"), wide, "SST-2", 12, 40, 40)["verdict"] == "inconclusive"
+    assert cd.fig7_gradient(_learned_res("a"), wide, "SST-2", 12, 40, 40)["verdict"] == "inconclusive"
     with pytest.raises(ValueError, match="same examples"):
-        cd.fig7_gradient(Results("a", "smoke"), dict(per, TaLoS=np.zeros(5)), "SST-2", 12, 40, 40)
+        cd.fig7_gradient(_learned_res("a"), dict(per, TaLoS=np.zeros(5)), "SST-2", 12, 40, 40)
 
 
 @pytest.mark.parametrize("name", ["smoke", "paper-smoke", "cpu", "paper"])
@@ -155,3 +169,8 @@ def test_plan_overrides_and_errors():
     with pytest.raises(ValueError, match="unknown plan fields"):
         disentanglement_plan(profile, grid=3)
     assert default_pairs(["a", "b", "c"]) == (("a", "b"), ("b", "c"))
+
+
+def test_disentanglement_claims_need_a_recorded_learning_check():
+    c = cd.fig2_vision(Results("p2_disentanglement", "smoke"), xi_rows(**GOOD), VIT, "3x3 grid")
+    assert c["verdict"] == "not-testable" and "learning gate" in c["note"]

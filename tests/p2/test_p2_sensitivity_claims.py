@@ -9,11 +9,25 @@ from repro.p2.sensitivity.runs import RANDOM_SOURCE
 from repro.p2.sensitivity.plan import sensitivity_plan
 from repro.p2.sensitivity.views import PRETRAINED
 from repro.profiles import get_profile
+from repro.report.gates import learned
 from repro.report.results import Results
 
 
 def _res() -> Results:
-    return Results("p2_sensitivity", "smoke", params={})
+    """Results whose pre-trained model beats chance (80 % vs 50 %) on the hand-made tasks A-D: the gate passes."""
+    res = Results("p2_sensitivity", "smoke", params={})
+    res.record_learning(*(learned(t, (np.arange(1000) % 5 != 0).astype(float), chance=0.5, model="zero-shot")
+                          for t in "ABCD"))
+    return res
+
+
+def test_a_pretrained_model_at_chance_keeps_nothing_worth_keeping():
+    df, ex = _edits(1000, 0, 0)  # the edits change nothing: every ratio is exactly 1
+    ex = {k: {t: v * 0 + (np.arange(1000) % 2) for t, v in d.items()} for k, d in ex.items()}  # 50 %: chance
+    res = Results("p2_sensitivity", "smoke", params={})
+    res.record_learning(*(learned(t, ex[PRETRAINED][t], chance=0.5, model="zero-shot") for t in "AB"))
+    c = claims.fig1_pruning(res, df, ex, "m", 2, 1000)
+    assert c["verdict"] == "not-testable" and "learning gate" in c["note"] and "A: zero-shot − chance" in c["note"]
 
 
 def _flip(x: np.ndarray, k: int) -> np.ndarray:

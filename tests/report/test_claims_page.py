@@ -86,3 +86,42 @@ def test_exact_evidence_is_shown_without_a_ci_and_kept_out_of_the_test_size():
     row = next(line for line in md.splitlines() if "p1-table2-size" in line and "dropdown" in line)
     assert "CI " not in row.split("paper")[1] and "no sampling error, so no CI" in md
     assert "| 3 | 872 |" in md  # the 9 regions are not mistaken for test examples
+
+
+def _data(task, kind):
+    return {"task": task, "kind": kind, "source": "vader-amazon" if kind == "real" else "generated",
+            "title": "t", "licence": "l", "label_rule": "r"}
+
+
+def test_verdicts_are_tallied_by_the_data_that_decided_them():
+    from repro.report.claims_page import data_line, data_of, data_tally
+
+    real = dict(_claim("p1-table2-recovery", "holds", evidence=EV), data=[_data("CR", "real"), _data("SST-2", "generated")])
+    gen = dict(_claim("p1-table2-agreement", "does-not-hold"), data=[_data("SST-2", "generated")])
+    gen2 = dict(_claim("p1-table2-size", "holds"), data=[_data("QNLI", "generated")])
+    cost = dict(_claim("p1-table1-cost", "holds"), data=[])
+    old = _claim("p1-fig2-learned", "inconclusive", evidence=dict(EV, ci_low=0.9))  # written before data existed
+    assert [data_of(c) for c in (real, gen, cost, old)] == ["real", "generated", "none", "none"]
+    t = data_tally([real, gen, gen2, cost, old])
+    assert t["real"]["holds"] == 1 and t["generated"] == {"holds": 1, "does-not-hold": 1, "inconclusive": 0,
+                                                          "not-testable": 0}
+    assert t["none"]["holds"] == 1 and t["none"]["inconclusive"] == 1
+    assert data_line(t) == ("real data: 1 hold · generated data only: 1 hold, 1 do not hold · no task data: 1 hold, "
+                            "1 inconclusive")
+    md = claims_page_markdown("cpu", {"p1_localization": {"claims": [real, gen, gen2, cost]}}, ["p1_localization"])
+    rows = [line for line in md.splitlines() if line.startswith("| P1 · grafting (ICML 2023) · ")]
+    assert rows == ["| P1 · grafting (ICML 2023) · real data | 1 | 0 | 0 | 0 | 1 |",
+                    "| P1 · grafting (ICML 2023) · generated data only | 1 | 1 | 0 | 0 | 2 |",
+                    "| P1 · grafting (ICML 2023) · no task data | 1 | 0 | 0 | 0 | 1 |"]
+    assert "**Data.** CR: real (vader-amazon); SST-2: generated (generated)" in md
+    assert "**Data.** no task decides this claim (code or cost)" in md
+
+
+def test_a_pooled_claim_shows_its_per_task_verdicts():
+    per = {"SST-2": {"verdict": "holds", "statistic": 0.99, "ci_low": 0.97, "ci_high": 1.0},
+           "QNLI": {"verdict": "does-not-hold", "statistic": 0.5, "ci_low": 0.45, "ci_high": 0.55}}
+    c = dict(_claim("p1-table2-recovery", "does-not-hold", evidence=dict(EV, ci_low=0.5, ci_high=0.55,
+                                                                         statistic=0.52, per_task=per)))
+    md = claims_page_markdown("cpu", {"p1_localization": {"claims": [c]}}, ["p1_localization"])
+    line = next(line for line in md.splitlines() if line.startswith("**Per task.**"))
+    assert "SST-2: holds, 0.990 \\[0.970, 1.00\\]" in line and "QNLI: does not hold, 0.500" in line

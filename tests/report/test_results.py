@@ -175,3 +175,54 @@ def test_reference_rows_carry_paper_std_and_extras():
                      "std": None, "paper": 92.3, "paper_std": 0.3, "model": "RoBERTa-base", "shots": 4096}]
     ood = reference_rows("p1", 3, ood_task="Yelp", method="Grafting")
     assert ood[0]["task"] == "Yelp" and ood[0]["id_task"] == "SST-2"
+
+
+def test_claims_record_the_provenance_of_their_tasks_and_per_task_verdicts():
+    import numpy as np
+
+    from repro.profiles import get_profile
+    from repro.report.results import ResultsError, validate_claim
+    from repro.report.verdicts import compare
+
+    res = Results("p1_localization", "cpu")  # the cpu profile reads CR from a packaged corpus, QNLI generated
+    f = np.r_[np.ones(90), np.zeros(10)]
+    parts = {t: compare(f, f, kind="ratio", op=">=", margin=0.95) for t in ("CR", "QNLI")}
+    c = res.add_claim("p1-table2-recovery", "t", verdict=parts["CR"][0], evidence=parts["CR"][1],
+                      tasks=["CR", "QNLI", "CR"], per_task=parts)
+    assert [(d["task"], d["kind"]) for d in c["data"]] == [("CR", "real"), ("QNLI", "generated")]
+    assert c["data"][0]["source"] == "vader-amazon" and set(c["evidence"]["per_task"]) == {"CR", "QNLI"}
+    assert c["evidence"]["per_task"]["CR"]["verdict"] == "holds"
+    cost = res.add_claim("p2-table3-cost", "t", holds=True, note="timing", tasks=())
+    assert cost["data"] == []
+    local = Results("p1_localization", "smoke", params={"data_dir": "/tmp/mydata"})
+    assert local.add_claim("p1-fig2-x", "t", holds=True, tasks=["SST-2"])["data"][0]["source"] == "local"
+    p2 = Results("p2_task_arithmetic", "paper", data_profile=get_profile("paper").for_p2("vision", "p2_task_arithmetic"))
+    assert p2.provenance(["Cars"])[0]["source"] == "hub-vision"
+    with pytest.raises(ResultsError, match="kind"):
+        validate_claim(dict(c, data=[dict(c["data"][0], kind="synthetic")]))
+    with pytest.raises(ResultsError, match="per_task"):
+        validate_claim(dict(c, evidence=dict(c["evidence"], per_task={"CR": {"verdict": "holds"}})))
+    with pytest.raises(ResultsError, match="string"):
+        res.add_claim("p1-table2-y", "t", holds=True, tasks="SST-2")
+
+
+def test_the_learning_gate_turns_a_verdict_into_not_testable_with_its_numbers():
+    import numpy as np
+
+    from repro.report.gates import learned
+
+    res = Results("p1_localization", "smoke")
+    ev = {"n_examples": 100, "seeds": 1, "statistic": 1.0, "ci_low": 1.0, "ci_high": 1.0, "margin": 0.95,
+          "test": "exact", "op": ">="}
+    chance = learned("SST-2", np.r_[np.ones(50), np.zeros(50)])
+    c = res.add_claim("p1-table2-recovery", "t", verdict="holds", evidence=ev, note="ratio >= 0.95",
+                      tasks=["SST-2"], learned=[chance], regions={"SST-2 region": 0})
+    assert c["verdict"] == "not-testable" and c["holds"] is None
+    assert c["note"].startswith("not testable; learning gate") and "empty-region gate" in c["note"]
+    assert c["note"].endswith("; rule otherwise: ratio >= 0.95")
+    ok = learned("SST-2", np.r_[np.ones(95), np.zeros(5)])
+    c = res.add_claim("p1-table2-x", "t", verdict="holds", evidence=ev, tasks=["SST-2"], learned=[ok],
+                      regions={"SST-2 region": 12})
+    assert c["verdict"] == "holds"
+    res.record_learning(ok)
+    assert res.learned_on(["SST-2", "QNLI"])[0] is ok and not res.learned_on(["QNLI"])[0].ok

@@ -43,7 +43,7 @@ def bench_talos(res: Results, rows: Sequence[Mapping[str, Any]]) -> dict:
         ours=(f"{t['ratio']:.2f}× time, {mem['ratio']:.2f}× memory ({t['model']}, {t['device']})"
               if measured else "not measured"),
         holds=(bool(t["pass"] and mem["pass"]) if t and mem and None not in (t["pass"], mem["pass"]) else None),
-        note="from results/bench.json (`repro bench`); same model and batch, one process")
+        tasks=(), note="from results/bench.json (`repro bench`); same model and batch, one process")
 
 
 def bench_calibration(res: Results, rows: Sequence[Mapping[str, Any]]) -> dict:
@@ -59,7 +59,7 @@ def bench_calibration(res: Results, rows: Sequence[Mapping[str, Any]]) -> dict:
               else "not measured"),
         holds=(bool(f["pass"] and (bench_row(rows, FISHER_SCORES) or {}).get("pass"))
                if f and f["pass"] is not None else None),
-        note="holds = ≥ 5× and max relative score difference ≤ 1e-5")
+        tasks=(), note="holds = ≥ 5× and max relative score difference ≤ 1e-5")
 
 
 __all__ = ["bench_calibration", "bench_result_rows", "bench_row", "bench_talos"]

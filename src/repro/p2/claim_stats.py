@@ -77,6 +77,24 @@ def paired_gap(ex: PerExample, a: str, b: str, *, kind: str = "addition", normal
                            test=test, op=op)
 
 
+class OneTask:
+    """The columns of one task of a :class:`PerExample` (its per-task verdicts: :func:`per_task_gaps`)."""
+
+    def __init__(self, ex: PerExample, task: str) -> None:
+        self.ex, self.tasks, self._i = ex, [task], list(ex.tasks).index(task)
+
+    def stacked(self, method: str, kind: str) -> tuple[np.ndarray, np.ndarray]:
+        x, ids = self.ex.stacked(method, kind)
+        keep = ids[0] == self._i
+        return x[:, keep], np.zeros_like(ids[:, keep])
+
+
+def per_task_gaps(ex: PerExample, a: str, b: str, **kw: object) -> dict[str, tuple[str, Evidence]]:
+    """:func:`paired_gap` of ``a`` − ``b`` on each task alone (same rule, same arguments): the per-task verdicts a
+    reader needs next to the mean-over-tasks verdict."""
+    return {t: paired_gap(OneTask(ex, t), a, b, **kw) for t in ex.tasks}  # type: ignore[arg-type]
+
+
 def band(verdict_low: tuple[str, Evidence], low: float, high: float) -> dict[str, tuple[str, Evidence]]:
     """A two-sided claim ``low ≤ statistic ≤ high`` as two one-sided parts on the same CI: ``≥ low`` (the given
     verdict of :func:`paired_gap`) and ``≤ high``; :func:`repro.report.verdicts.combine_all` of the parts holds when
@@ -88,4 +106,4 @@ def band(verdict_low: tuple[str, Evidence], low: float, high: float) -> dict[str
     return {f">= {low:g}": (v, ev), f"<= {high:g}": (decide(up.ci_low, up.ci_high, "<=", up.margin), up)}
 
 
-__all__ = ["PerExample", "band", "finite_mean", "paired_gap", "task_means"]
+__all__ = ["OneTask", "PerExample", "band", "finite_mean", "paired_gap", "per_task_gaps", "task_means"]

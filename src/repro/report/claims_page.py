@@ -4,9 +4,12 @@
 
 - per paper, the count of each verdict (holds / does not hold / inconclusive / not testable); claims tagged
   ``beyond_paper`` are counted apart and listed in their own section;
+- per paper, the same counts split by the data that decided them (:func:`data_of`): verdicts decided on real data
+  (at least one deciding task is real), on generated data only, and claims no task decides (costs, counts);
 - what was run: the profile and model, and per notebook the tasks, seeds, test-set sizes and run time;
 - one row per claim, a sphinx-design dropdown whose title is the row (id linked to its section, one-line claim,
-  verdict badge, ours vs paper, CI) and whose body holds the full claim text, the numbers and the note.
+  verdict badge, ours vs paper, CI) and whose body holds the full claim text, the numbers, the note, the data of
+  each deciding task (real / generated, source) and, for a claim pooled over tasks, the per-task verdicts.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import re
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
+from repro.data.provenance import TaskProvenance, provenance_tally
 from repro.report.display import fmt_float
 from repro.report.results import claim_verdict
 from repro.report.verdicts import op_symbol, seeds_text
@@ -80,6 +84,37 @@ def tally(claims: Iterable[Mapping[str, Any]]) -> dict[str, int]:
     for c in claims:
         counts[claim_verdict(c)] += 1
     return counts
+
+
+DATA_KINDS: dict[str, str] = {"real": "real data", "generated": "generated data only", "none": "no task data"}
+
+
+def data_of(claim: Mapping[str, Any]) -> str:
+    """What decided a claim: ``"real"`` if any of its deciding tasks is real, ``"generated"`` if all are generated,
+    ``"none"`` for a claim no task decides (``data`` empty or absent)."""
+    data = claim.get("data") or []
+    if not data:
+        return "none"
+    return provenance_tally([TaskProvenance(**{k: d[k] for k in ("task", "kind", "source", "title", "licence",
+                                                                 "label_rule")}) for d in data])
+
+
+def data_tally(claims: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, int]]:
+    """Verdict counts (:func:`tally`) per data kind of :data:`DATA_KINDS`."""
+    claims = list(claims)
+    return {k: tally(c for c in claims if data_of(c) == k) for k in DATA_KINDS}
+
+
+def data_line(counts: Mapping[str, Mapping[str, int]]) -> str:
+    """``real data: 5 hold, 2 do not hold · generated data only: … · no task data: …`` (zero counts left out)."""
+    words = {"holds": "hold", "does-not-hold": "do not hold", "inconclusive": "inconclusive",
+             "not-testable": "not testable"}
+    parts = []
+    for k, label in DATA_KINDS.items():
+        c = counts[k]
+        shown = ", ".join(f"{c[v]} {words[v]}" for v in VERDICT_ORDER if c[v]) or "none"
+        parts.append(f"{label}: {shown}")
+    return " · ".join(parts)
 
 
 def paper_of(claim: Mapping[str, Any]) -> str:
@@ -156,8 +191,23 @@ def claim_row(claim: Mapping[str, Any], notebook: str, executed: Path | None = N
             f"**Verdict:** {verdict.replace('-', ' ')} — {md_escape(_ci_long(claim.get('evidence')))}", ""]
     if claim.get("note"):
         body += [f"**Note.** {md_escape(claim['note'])}", ""]
+    body += [f"**Data.** {md_escape(_data_text(claim))}", ""]
+    per_task = (claim.get("evidence") or {}).get("per_task")
+    if per_task:
+        body += ["**Per task.** " + md_escape("; ".join(
+            f"{t}: {v['verdict'].replace('-', ' ')}, {fmt_float(v['statistic'])} [{fmt_float(v['ci_low'])}, "
+            f"{fmt_float(v['ci_high'])}]" for t, v in per_task.items())), ""]
     body += [f'<a href="{href}">Go to the section in {md_escape(notebook)}</a>', ""]
     return [f"::::{{dropdown}} {title}", ":class-container: claim-row", "", *body, "::::", ""]
+
+
+def _data_text(claim: Mapping[str, Any]) -> str:
+    data = claim.get("data")
+    if data is None:
+        return "not recorded"
+    if not data:
+        return "no task decides this claim (code or cost)"
+    return "; ".join(f"{d['task']}: {d['kind']} ({d['source']})" for d in data)
 
 
 def _ci_label(evidence: Mapping[str, Any] | None) -> str:
@@ -207,6 +257,11 @@ def claims_page_markdown(profile: str, results: Mapping[str, Mapping[str, Any]],
     if beyond:
         rows.append(("beyond the papers (not counted above)", tally(c for _, c in beyond)))
     out += ["<!-- summary-start -->", ""] + _summary_table(rows)
+    out += ["Which data decided each verdict (a verdict counts as real when one of its deciding tasks is real):", ""]
+    out += _summary_table([(f"{PAPERS[p]} · {label}", data_tally(c for _, c in paper_claims if paper_of(c) == p)[k])
+                           for p in PAPERS for k, label in DATA_KINDS.items()])
+    out += [f"- **{PAPERS[p]}**: " + md_escape(data_line(data_tally(c for _, c in paper_claims if paper_of(c) == p)))
+            for p in PAPERS] + [""]
     out += [f"Profile **{profile}**" + (f" ({md_escape(model)})" if model else "")
             + (f", built {md_escape(built)}" if built else "") + ". A verdict reads the 95 % CI of the claim's "
             "statistic (paired bootstrap over test examples and seeds): **holds** when the claim's inequality holds "
@@ -248,5 +303,5 @@ def claims_page_markdown(profile: str, results: Mapping[str, Mapping[str, Any]],
     return "\n".join(out)
 
 
-__all__ = ["BADGE", "ClaimsPageError", "PAPERS", "VERDICT_ORDER", "ci_text", "claim_row", "claims_page_markdown", "is_exact",
-           "md_escape", "one_line", "tally"]
+__all__ = ["BADGE", "ClaimsPageError", "DATA_KINDS", "PAPERS", "VERDICT_ORDER", "ci_text", "claim_row",
+           "claims_page_markdown", "data_line", "data_of", "data_tally", "is_exact", "md_escape", "one_line", "tally"]

@@ -29,6 +29,11 @@ Conventions:
   CI decides.  ``holds`` is kept for compatibility (holds → true, does-not-hold → false, inconclusive and
   not-testable → null); a not-testable claim says why in its ``note``.  Validation rejects a claim whose verdict,
   ``holds`` and evidence disagree.
+- ``data`` (optional) lists, for each task whose numbers decide the claim, where its examples come from
+  (:func:`repro.data.provenance.task_provenance`: ``task, kind`` = real | generated, ``source, title, licence,
+  label_rule``); ``[]`` for a claim about code or cost that no task decides.  ``evidence["per_task"]`` (optional)
+  holds the per-task verdicts of a claim pooled or combined over tasks: ``{task: {verdict, statistic, ci_low,
+  ci_high}}``.
 - ``beyond_paper`` marks a claim of ours that no paper makes (grafted task vectors, cross-paper overlaps): it is
   listed on its own and never counted in a paper's tally.
 - Claim ids are unique within a file (:meth:`Results.add_claim` refuses a second claim with the same id).
@@ -49,9 +54,12 @@ from typing import Any, Iterable, Mapping, Sequence
 import pandas as pd
 
 from repro.artifacts import write_json
+from repro.data.provenance import KINDS, task_provenance
 from repro.paths import resolve_path, results_path
+from repro.profiles import Profile, get_profile
 from repro.report.display import ClaimView, Rows, departure_note, fmt_index, fmt_sparsity, fmt_value, show
-from repro.report.verdicts import HOLDS, Evidence, VerdictError, check_consistent, verdict_of
+from repro.report.gates import Learned, learning_reason, not_testable, unmeasured
+from repro.report.verdicts import HOLDS, VERDICTS, Evidence, VerdictError, check_consistent, verdict_of
 from repro import __version__
 
 ID_RE = re.compile(r"^p[12]-(table|fig)[1-9][0-9]*[a-z]?(-[a-z0-9]+)*$")
@@ -123,11 +131,58 @@ def validate_claim(claim: Any, where: str = "claim") -> None:
             raise ResultsError(f"{where}: {k!r} must be a string, a number or None, got {claim[k]!r}")
     if not isinstance(claim.get("beyond_paper", False), bool):
         raise ResultsError(f"{where}: 'beyond_paper' must be true or false")
+    if "data" in claim:
+        validate_data(claim["data"], where)
+    ev = claim.get("evidence")
+    if isinstance(ev, Mapping) and "per_task" in ev:
+        validate_per_task(ev["per_task"], where)
     if "verdict" in claim or "evidence" in claim:
         try:
             check_consistent(claim.get("verdict"), claim["holds"], claim.get("evidence"), claim["note"], where)
         except VerdictError as e:
             raise ResultsError(str(e)) from None
+
+
+DATA_KEYS: tuple[str, ...] = ("task", "kind", "source", "title", "licence", "label_rule")
+PER_TASK_KEYS: tuple[str, ...] = ("verdict", "statistic", "ci_low", "ci_high")
+
+
+def validate_data(data: Any, where: str = "claim") -> None:
+    """A claim's ``data``: a list of provenance dicts (:data:`DATA_KEYS`), one per deciding task, kind real or
+    generated; ``[]`` for a claim no task decides."""
+    if not isinstance(data, list):
+        raise ResultsError(f"{where}: 'data' must be a list of task provenance dicts, got {type(data).__name__}")
+    for i, d in enumerate(data):
+        if not isinstance(d, Mapping):
+            raise ResultsError(f"{where}: data[{i}] must be a dict with keys {list(DATA_KEYS)}")
+        missing = [k for k in DATA_KEYS if k not in d]
+        if missing:
+            raise ResultsError(f"{where}: data[{i}] misses {missing}; it needs {list(DATA_KEYS)}")
+        if d["kind"] not in KINDS:
+            raise ResultsError(f"{where}: data[{i}]['kind'] must be one of {list(KINDS)}, got {d['kind']!r}")
+        if not isinstance(d["task"], str) or not d["task"]:
+            raise ResultsError(f"{where}: data[{i}]['task'] must be a nonempty string")
+
+
+def validate_per_task(per_task: Any, where: str = "claim") -> None:
+    """``evidence["per_task"]``: ``{task: {verdict, statistic, ci_low, ci_high}}`` with a known verdict."""
+    if not isinstance(per_task, Mapping) or not per_task:
+        raise ResultsError(f"{where}: evidence['per_task'] must be a nonempty dict task -> verdict")
+    for t, v in per_task.items():
+        if not isinstance(v, Mapping) or any(k not in v for k in PER_TASK_KEYS):
+            raise ResultsError(f"{where}: evidence['per_task'][{t!r}] needs keys {list(PER_TASK_KEYS)}")
+        if v["verdict"] not in VERDICTS:
+            raise ResultsError(f"{where}: evidence['per_task'][{t!r}]: unknown verdict {v['verdict']!r}")
+        for k in ("statistic", "ci_low", "ci_high"):
+            if not _is_number(v[k]):
+                raise ResultsError(f"{where}: evidence['per_task'][{t!r}][{k!r}] must be a finite number")
+
+
+def per_task_verdicts(parts: Mapping[str, tuple[str, Evidence]]) -> dict[str, dict[str, Any]]:
+    """``evidence["per_task"]`` from per-task ``(verdict, evidence)`` pairs (:func:`repro.report.verdicts.compare`
+    or :func:`~repro.report.verdicts.combine_all`'s parts)."""
+    return {str(t): {"verdict": v, "statistic": float(e.statistic), "ci_low": float(e.ci_low),
+                     "ci_high": float(e.ci_high), "op": e.op, "margin": float(e.margin)} for t, (v, e) in parts.items()}
 
 
 claim_verdict = verdict_of
@@ -221,9 +276,15 @@ class Results:
     >>> res.save("results")                                   # -> results/smoke/p1_localization.json
     """
 
-    def __init__(self, notebook: str, profile: str, params: Mapping[str, Any] | None = None) -> None:
+    def __init__(self, notebook: str, profile: str, params: Mapping[str, Any] | None = None, *,
+                 data_profile: Profile | None = None, data_dir: str | Path | None = None) -> None:
+        """``data_profile``: the profile whose data the claims read (a P2 notebook's ``for_p2`` profile; default
+        the named ``profile``); ``data_dir``: the run's ``--data`` folder (default ``params["data_dir"]``).  Both
+        say, once, where each claim's tasks come from (:func:`repro.data.provenance.task_provenance`)."""
         self.notebook = notebook
         self.profile = profile
+        self._data_profile = data_profile
+        self.data_dir = data_dir if data_dir is not None else (params or {}).get("data_dir")
         self.meta: dict[str, Any] = {
             "notebook": notebook, "profile": profile, "params": _clean(dict(params or {})),
             "repro_version": __version__,
@@ -231,6 +292,17 @@ class Results:
         self.tables: dict[str, list[dict[str, Any]]] = {}
         self.figures: dict[str, list[dict[str, Any]]] = {}
         self.claims: list[dict[str, Any]] = []
+        self.learning: dict[str, Learned] = {}
+
+    def record_learning(self, *checks: Learned) -> None:
+        """Keep this run's learning checks (:func:`repro.report.gates.learned`), one per task (a later check of a
+        task replaces an earlier one), for the claims that judge what fine-tuning achieved: :meth:`learned_on`."""
+        for c in checks:
+            self.learning[c.task] = c
+
+    def learned_on(self, tasks: Iterable[str]) -> list[Learned]:
+        """The recorded learning checks of ``tasks``; a task with none gets a failing :func:`unmeasured` check."""
+        return [self.learning.get(t) or unmeasured(t) for t in dict.fromkeys(tasks)]
 
     def add_table(self, id: str, rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
         """Add (or replace) table ``id``; rows are validated and returned as plain dicts."""
@@ -251,14 +323,35 @@ class Results:
         self.figures[id] = clean
         return Rows(clean)
 
+    def provenance(self, tasks: Iterable[str]) -> list[dict[str, Any]]:
+        """The provenance dicts of ``tasks`` (each once, in order) as this run reads them."""
+        if self._data_profile is None:
+            self._data_profile = get_profile(self.profile)
+        return [task_provenance(self._data_profile, t, self.data_dir).to_dict() for t in dict.fromkeys(tasks)]
+
     def add_claim(self, id: str, text: str, paper: Any = None, ours: Any = None, holds: bool | None = None,
                   note: str = "", *, verdict: str | None = None, evidence: Evidence | Mapping[str, Any] | None = None,
-                  beyond_paper: bool = False) -> dict[str, Any]:
+                  beyond_paper: bool = False, tasks: Iterable[str] | None = None,
+                  learned: Iterable[Learned] | None = None, regions: Mapping[str, float] | None = None,
+                  distinct: Mapping[str, bool] | None = None,
+                  per_task: Mapping[str, tuple[str, Evidence]] | None = None) -> dict[str, Any]:
         """Add one claim; a second claim with the same id is an error (ids are unique).
 
         Give ``verdict`` and ``evidence`` (from :func:`repro.report.verdicts.compare`); ``holds`` then follows.  A
         rule without a CI may still pass only ``holds`` (true → holds, false → does-not-hold, None →
-        not-testable, with the reason in ``note``).  ``beyond_paper`` tags a claim no paper makes."""
+        not-testable, with the reason in ``note``).  ``beyond_paper`` tags a claim no paper makes.
+
+        ``tasks``: the tasks whose numbers decide the claim; their provenance becomes the claim's ``data``
+        (``()`` for a claim about code or cost: ``data = []``).  ``learned`` / ``regions`` / ``distinct`` apply
+        the learning gate (:func:`repro.report.gates.learning_reason`): when it fails, the verdict is not-testable
+        and the note starts with the failed gate and its numbers.  ``per_task``: the per-task verdicts of a claim
+        pooled or combined over tasks, stored as ``evidence["per_task"]``."""
+        if learned is not None or regions is not None or distinct is not None:
+            reason = learning_reason(learned if learned is not None else (), regions, distinct,
+                                     need_checks=learned is not None)
+            if reason and (verdict or {True: "holds", False: "does-not-hold"}.get(holds)) != "not-testable":
+                kw = not_testable(reason, note)
+                verdict, note, holds = kw["verdict"], kw["note"], None
         if any(c["id"] == id for c in self.claims):
             raise ResultsError(f"claim {id!r} is added twice; claim ids must be unique (give the second one its own "
                                f"'-slug', e.g. {id + '-2'!r})")
@@ -272,9 +365,17 @@ class Results:
         elif holds is not None and holds is not HOLDS.get(verdict):
             raise ResultsError(f"claim {id!r}: holds={holds!r} contradicts verdict {verdict!r}; pass only verdict")
         ev = evidence.to_dict() if isinstance(evidence, Evidence) else (dict(evidence) if evidence else None)
+        if per_task:
+            if ev is None:
+                raise ResultsError(f"claim {id!r}: per_task verdicts need the claim's evidence")
+            ev["per_task"] = per_task_verdicts(per_task)
         claim = {"id": id, "text": text, "paper": _clean(paper), "ours": _clean(ours),
                  "holds": HOLDS.get(verdict), "note": note, "verdict": verdict, "evidence": _clean(ev),
                  "beyond_paper": bool(beyond_paper)}
+        if tasks is not None:
+            if isinstance(tasks, str):
+                raise ResultsError(f"claim {id!r}: tasks must be a list of task names, got the string {tasks!r}")
+            claim["data"] = _clean(self.provenance(tasks))
         validate_claim(claim, f"claim {id!r}")
         self.claims.append(claim)
         return ClaimView(claim)

@@ -15,7 +15,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from repro.p1.calibration import ece_difference
-from repro.report.gates import not_testable
+from repro.report.gates import learned, learned_from_accuracy, not_testable
 from repro.report.results import Results
 from repro.report.verdicts import (Evidence, combine_all, compare, exact, normal_combination, paired_bootstrap,
                                    verdict_from_ci)
@@ -39,7 +39,8 @@ def table5_recovery(res: Results, runs: Mapping[str, Mapping[str, Any]],
                                        "FT accuracy and are better calibrated.")
     paper = "0.3 / 2.8 points drop, 6 / 4.0 points ECE gain"
     if not runs:
-        return res.add_claim(cid, text, paper=paper, **not_testable("no Table 5 task in this plan"))
+        return res.add_claim(cid, text, paper=paper, tasks=(), **not_testable("no Table 5 task in this plan"))
+    res.record_learning(*(learned(t, sc["ft"]["correct"]) for t, sc in scores.items()))
     ratios = {t: compare(sc["graft"]["correct"], sc["ft"]["correct"], kind="ratio", op=">=", margin=0.95)
               for t, sc in scores.items()}
     eces = {t: ece_difference(sc["graft"], sc["ft"], "<") for t, sc in scores.items()}
@@ -51,7 +52,9 @@ def table5_recovery(res: Results, runs: Mapping[str, Mapping[str, Any]],
                      f"({runs[t]['graft']['count']} parameters)"
                      for t, r, e in ((t, ratios[t][1], eces[t][1]) for t in ratios))
     n = ", ".join(f"{t} {ratios[t][1].n_examples}" for t in ratios)
-    return res.add_claim(cid, text, paper=paper, ours=ours, verdict=verdict, evidence=ev,
+    return res.add_claim(cid, text, paper=paper, ours=ours, verdict=verdict, evidence=ev, tasks=list(scores),
+                         learned=res.learned_on(scores), per_task=parts,
+                         regions={f"{t} region": runs[t]["graft"]["count"] for t in ratios if t in runs},
                          note=f"{k} examples per class (the paper: up to 50k); sizes {list(sizes)}, smallest judged; "
                               f"{steps} graft steps; holds if, on every task, the 95 % CI of graft/FT test accuracy "
                               f"lies above 0.95 and that of ECE(graft) − ECE(FT) below 0, does not hold if one part's "
@@ -80,11 +83,13 @@ def table5_size(res: Results, growth: Mapping[str, Mapping[int, int]], base: flo
                      f"(region ×{region_x:.2f} for data ×{data_x:g})")
         ratios.append(region_x / data_x)
     if not parts:
-        return res.add_claim(cid, text, paper=paper,
+        return res.add_claim(cid, text, paper=paper, tasks=list(growth),
                              **not_testable("needs the same task at two data sizes; this plan has one"))
     verdict, ev = exact(max(ratios), "<=", GROWTH_HOLDS, 2 * len(ratios),
                         "largest (region growth / data growth) over the tasks, from the learned regions' entry counts")
     return res.add_claim(cid, text, paper=paper, ours="; ".join(parts), verdict=verdict, evidence=ev,
+                         tasks=list(growth), learned=res.learned_on(growth),
+                         regions={f"{t} region at {k}/class": n for t, sizes in growth.items() for k, n in sizes.items()},
                          note=f"γ_base = top-{base:g} at both data sizes; actual learned-region sizes (n = "
                               f"{2 * len(ratios)} regions, two per task); holds if region growth ≤ {GROWTH_HOLDS} × "
                               f"data growth on every task (the largest ratio ≤ {GROWTH_HOLDS}), does not hold "
@@ -97,13 +102,16 @@ def table8_overlap(res: Results, iou: Sequence[Mapping[str, Any]], k: int, steps
     Point rule: every IoU < 0.10."""
     text = "FISH masks and graft regions overlap by less than 10% (IoU)."
     if not iou:
-        return res.add_claim("p1-table8-fish-overlap", text, paper="<10%",
+        return res.add_claim("p1-table8-fish-overlap", text, paper="<10%", tasks=(),
                              **not_testable("no Table 8 task in this plan"))
     verdict, ev = exact(max(r["overlap"] for r in iou), "<", 0.10, len(iou),
                         "largest IoU of a learned region and the FISH mask of its actual size")
     ours = "; ".join(f"{r['task']} {100 * r['target']:g}%: {100 * r['overlap']:.1f}% ({int(r['count'])} vs "
                      f"{int(r['fish_count'])} parameters)" for r in iou)
+    tasks = list(dict.fromkeys(r["task"] for r in iou))
     return res.add_claim("p1-table8-fish-overlap", text, paper="<10%", ours=ours, verdict=verdict, evidence=ev,
+                         tasks=tasks, learned=res.learned_on(tasks),
+                         regions={f"{r['task']} {100 * r['target']:g}% region": int(r["count"]) for r in iou},
                          note=f"{k}-shot; learned regions with {steps} graft steps; the FISH mask has the learned "
                               f"region's actual parameter count; holds if every IoU < 10 % (the largest of the "
                               f"{len(iou)} region pairs), does not hold otherwise; exact IoU, no sampling")
@@ -122,7 +130,7 @@ def table8_graft(res: Results, correct: Mapping[str, Mapping[float, Mapping[str,
     cid, paper = "p1-table8-fish-graft", "~10 points worse at 0.01%"
     densities = sorted({d for per in correct.values() for d in per})
     if not densities:
-        return res.add_claim(cid, text, paper=paper, **not_testable("no Table 8 task in this plan"))
+        return res.add_claim(cid, text, paper=paper, tasks=(), **not_testable("no Table 8 task in this plan"))
 
     def pooled(d: float, method: str) -> np.ndarray:
         return np.concatenate([np.asarray(per[d][method], float) for per in correct.values() if d in per])
@@ -139,7 +147,11 @@ def table8_graft(res: Results, correct: Mapping[str, Mapping[float, Mapping[str,
     ci = "; ".join(f"{name}: {e.statistic:+.1f} points [{e.ci_low:+.1f}, {e.ci_high:+.1f}]"
                    for name, (_, e) in parts.items())
     sizes = ", ".join(f"{t} {100 * d:g}%: {c}" for (t, d), c in counts.items())
-    return res.add_claim(cid, text, paper=paper, verdict=verdict, evidence=ev,
+    per_task = {t: compare(np.asarray(per[lo]["Graft"], float), np.asarray(per[lo]["Graft with FISH mask"], float),
+                           op=">", margin=gap, scale=100) for t, per in correct.items() if lo in per}
+    return res.add_claim(cid, text, paper=paper, verdict=verdict, evidence=ev, tasks=list(correct),
+                         learned=res.learned_on(correct), per_task=per_task,
+                         regions={f"{t} {100 * d:g}% region": c for (t, d), c in counts.items()},
                          ours="learned − FISH: " + ", ".join(f"{100 * d:g}%: {v:+.1f} points" for d, v in gaps.items())
                          + f" ({ci})",
                          note=f"equal actual parameter counts (learned = FISH = random: {sizes}); holds if the 95 % CI "
@@ -168,12 +180,13 @@ def table9_gpt2(res: Results, ratios: Mapping[str, float] | None, n_smoke_runs: 
     if ratios is None:
         return res.add_claim(cid, "For GPT-2, grafts of at most 0.05% recover >95% of FT accuracy (single-sentence: "
                              "1.2% drop, 3.2% ECE gain; two-sentence: 3.4% drop, 7.3% ECE gain).", paper=">95%",
-                             **not_testable("not tested in this profile (no GPT-2 offline, beyond the cpu budget); "
+                             tasks=(), **not_testable("not tested in this profile (no GPT-2 offline, beyond the cpu budget); "
                                             f"the GPT-2 code path ran end to end at tiny size ({n_smoke_runs} runs, "
                                             "table p1-table9-smoke)"))
     return res.add_claim(cid, "For GPT-2, grafts of at most 0.05% recover >95% of FT accuracy.", paper=">95%",
                          ours=", ".join(f"{t} {100 * v:.1f}%" for t, v in ratios.items()),
-                         holds=bool(all(v >= 0.95 for v in ratios.values())),
+                         holds=bool(all(v >= 0.95 for v in ratios.values())), tasks=list(ratios),
+                         learned=res.learned_on(ratios),
                          note="4096-shot; point rule; the printed table itself falls below 95% for MNLI, MRPC and SNLI")
 
 
@@ -186,14 +199,16 @@ def fig9_layers(res: Results, thirds: Sequence[Mapping[str, Any]], model: str, n
     cid, text = "p1-fig9-layers", "Graft parameters concentrate in the middle layers (AG News is the exception)."
     judged = [r for r in thirds if r["task"] != FIG9_EXCEPTION]
     if not judged:
-        return res.add_claim(cid, text, paper="Fig. 9 (plotted only)",
+        return res.add_claim(cid, text, paper="Fig. 9 (plotted only)", tasks=(),
                              **not_testable("no placement region of a task other than AG News in this plan"))
     middle = [r["middle_share"] > max(r["first_share"], r["last_share"]) for r in judged]
     verdict, ev = exact(sum(middle) / len(middle), ">", 0.5, len(judged),
                         "share of the regions whose middle third of the layers holds the largest part")
     ours = "; ".join(f"{r['task']} {100 * r['target_sparsity']:g}%: first/middle/last thirds {100 * r['first_share']:.0f}"
                      f"/{100 * r['middle_share']:.0f}/{100 * r['last_share']:.0f}%" for r in thirds)
+    tasks = list(dict.fromkeys(r["task"] for r in judged))
     return res.add_claim(cid, text, paper="Fig. 9 (plotted only)", ours=ours, verdict=verdict, evidence=ev,
+                         tasks=tasks, learned=res.learned_on(tasks),
                          note=f"{model}: the middle {judged[0]['middle_layers']} of {n_layers} layers; holds if the "
                               f"middle third holds the largest share in more than half of the {len(judged)} regions "
                               f"(AG News excluded, the paper's exception): {sum(middle)} of {len(judged)}; exact "
@@ -211,7 +226,7 @@ def fig10_modules(res: Results, shares: Mapping[tuple[str, float], Mapping[str, 
     share > ½)."""
     cid, text = "p1-fig10-modules", "Most graft parameters sit in attention Value, the first FFN layer and LayerNorm."
     if not shares:
-        return res.add_claim(cid, text, paper="Fig. 10 (plotted only)",
+        return res.add_claim(cid, text, paper="Fig. 10 (plotted only)", tasks=(),
                              **not_testable("no placement region in this plan"))
     trio = {key: sum(v for t, v in by.items() if t in TRIO) for key, by in shares.items()}
     verdict, ev = exact(min(trio.values()), ">", 0.5, len(trio),
@@ -219,7 +234,8 @@ def fig10_modules(res: Results, shares: Mapping[tuple[str, float], Mapping[str, 
     return res.add_claim(cid, text, paper="Fig. 10 (plotted only)",
                          ours="; ".join(f"{t} {100 * s:g}%: V + FFN-in + LayerNorm {100 * v:.0f}%"
                                         for (t, s), v in trio.items()),
-                         verdict=verdict, evidence=ev,
+                         verdict=verdict, evidence=ev, tasks=list(dict.fromkeys(t for t, _ in shares)),
+                         learned=res.learned_on(t for t, _ in shares),
                          note=f"holds if V + FFN-in + LayerNorm hold more than half of every one of the {len(trio)} "
                               "regions (the smallest share > 50 %), does not hold otherwise; exact shares, no "
                               "sampling; these types are about 42 % of a BERT-style graftable set (FFN-in alone is 4x "
@@ -227,7 +243,7 @@ def fig10_modules(res: Results, shares: Mapping[tuple[str, float], Mapping[str, 
 
 
 def fig15_core_skills(res: Results, summary: Sequence[Mapping[str, Any]], checkpoint: int, ft_steps: int,
-                      n: int) -> dict:
+                      n: int, task: str | None = None) -> dict:
     """"a region found at an intermediate checkpoint tracks the model's accuracy during training and saturates
     early: core skills are learned first" (App. D.4, Fig. 15, plotted only).  ``summary`` is
     :func:`repro.p1.trajectory.tracking_summary`'s rows (``model`` FT / graft, ``start, at_checkpoint, end,
@@ -243,6 +259,9 @@ def fig15_core_skills(res: Results, summary: Sequence[Mapping[str, Any]], checkp
     text = ("A region found at an intermediate checkpoint tracks the model's accuracy during training and saturates "
             "early (core skills are learned first).")
     ft = next(r for r in summary if r["model"] == "FT")
+    tasks = [task] if task else []
+    check = [learned_from_accuracy(task or "the tracked task", ft["end"], ft["start"], n,
+                                   reference="its start (pre-trained)")]
     grafts = [r for r in summary if r["model"] == "graft"]
     ours = (f"FT: {100 * ft['start']:.1f} → {100 * ft['at_checkpoint']:.1f} (step {checkpoint} of {ft_steps}) → "
             f"{100 * ft['end']:.1f}; " + "; ".join(
@@ -252,10 +271,10 @@ def fig15_core_skills(res: Results, summary: Sequence[Mapping[str, Any]], checkp
             "and less than FT after it (graft gain after − FT gain after < 0), each at the conservative end of its "
             "95 % CI")
     if checkpoint >= ft_steps:
-        return res.add_claim(cid, text, paper="Fig. 15 (plotted only)", ours=ours,
+        return res.add_claim(cid, text, paper="Fig. 15 (plotted only)", ours=ours, tasks=tasks,
                              **not_testable(f"{rule}; the checkpoint is the last step, nothing comes after it"))
     if ft["gain_after_checkpoint"] <= 0.01:
-        return res.add_claim(cid, text, paper="Fig. 15 (plotted only)", ours=ours,
+        return res.add_claim(cid, text, paper="Fig. 15 (plotted only)", ours=ours, tasks=tasks, learned=check,
                              **not_testable(f"{rule}; FT itself gains < 1 point after step {checkpoint}, so "
                                             "saturation cannot be told apart"))
     test = ("normal approximation, accuracies as independent binomials (the tracked regions are not kept, so no "
@@ -271,7 +290,7 @@ def fig15_core_skills(res: Results, summary: Sequence[Mapping[str, Any]], checkp
             op="<", test=test)
     verdict, ev, worst = combine_all(parts)
     return res.add_claim(cid, text, paper="Fig. 15 (plotted only)", ours=f"{ours}; deciding part: {worst}",
-                         verdict=verdict, evidence=ev,
+                         verdict=verdict, evidence=ev, tasks=tasks, learned=check,
                          note=f"{rule}; n = {n} test examples per point, one trajectory (1 seed); the evidence shown "
                               f"is the deciding part's ({worst})")
 

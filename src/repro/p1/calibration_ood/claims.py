@@ -20,7 +20,7 @@ import numpy as np
 
 from repro.p1.calibration import ece_difference, ece_from_confidence, in_top_bin
 from repro.p1.calibration_ood.runs import GapRuns, OodRuns, PeftRuns, WiseRuns
-from repro.report.gates import not_testable
+from repro.report.gates import Learned, learned, not_testable
 from repro.report.results import Results
 from repro.report.verdicts import N_RESAMPLES, Evidence, combine_all, compare, paired_bootstrap, verdict_from_ci
 
@@ -41,6 +41,22 @@ def _stack(per_example: PerExample, task: str, key: str) -> np.ndarray:
         raise ValueError(f"{task}: the seeds were scored on test sets of different sizes {[r.shape for r in rows]}; "
                          f"a paired bootstrap needs the same test examples for every seed")
     return np.stack(rows)
+
+
+def _learned_ft(res: Results, per_example: PerExample, tasks: Sequence[str]) -> list[Learned]:
+    """The learning gate's checks of the Table 2 FT models (per-example correctness over seeds, against chance),
+    recorded on ``res``."""
+    res.record_learning(*(learned(t, _stack(per_example, t, "correct_ft")) for t in tasks
+                          if any(tt == t for tt, _ in per_example)))
+    return res.learned_on(tasks)
+
+
+def _learned_ood(res: Results, runs: OodRuns, sources: Sequence[str]) -> list[Learned]:
+    """The learning gate's checks of the OOD chapter's FT models on their source tasks (ID test examples, against
+    chance), recorded on ``res``."""
+    res.record_learning(*(learned(s, runs.id_scores[(s, "FT")]["correct"]) for s in sources
+                          if (s, "FT") in runs.id_scores))
+    return res.learned_on(sources)
 
 
 def strata_ci(strata: Strata, statistic: Callable[[list[list[np.ndarray]]], float],
@@ -107,7 +123,7 @@ def ece_reduction(res: Results, reduction: Rows, per_example: PerExample, k_shot
             f"and test examples, ECE of the pooled resample)")
     if not ok:
         return res.add_claim("p1-table2-ece-reduction", text, paper="40-90% relative ECE reduction",
-                             ours="; ".join(f"{r['task']} {100 * r['reduction']:.0f}% (graft at "
+                             tasks=[r["task"] for r in reduction], ours="; ".join(f"{r['task']} {100 * r['reduction']:.0f}% (graft at "
                                             f"{100 * (1 - r['relative_drop']):.0f}% of FT)" for r in reduction),
                              **not_testable(f"no graft keeps >= 95% of FT's metric; {rule}"))
     parts, shown = {}, []
@@ -122,7 +138,8 @@ def ece_reduction(res: Results, reduction: Rows, per_example: PerExample, k_shot
     verdict, ev, worst = combine_all(parts)
     outside = [f"{r['task']} {100 * r['reduction']:.0f}% (not within 5%)" for r in reduction if not r["within_5pct"]]
     return res.add_claim("p1-table2-ece-reduction", text, paper="40-90% relative ECE reduction",
-                         ours="; ".join(shown + outside), verdict=verdict, evidence=ev,
+                         ours="; ".join(shown + outside), verdict=verdict, evidence=ev, tasks=ok,
+                         learned=_learned_ft(res, per_example, ok), per_task=parts,
                          note=f"{rule}; the evidence shown is the deciding task's ({worst})")
 
 
@@ -135,13 +152,14 @@ def agreement(res: Results, per_example: PerExample, n_resamples: int = N_RESAMP
     text = ("Grafted and fine-tuned models agree on 93% (single-sentence) and 86% (two-sentence) of the test "
             "predictions.")
     if not parts:
-        return res.add_claim("p1-table2-agreement-calibration", text, paper="93% / 86%",
+        return res.add_claim("p1-table2-agreement-calibration", text, paper="93% / 86%", tasks=(),
                              **not_testable("no Table 2 ECE task was run in this profile's plan"))
     verdict, ev, worst = combine_all(parts)
     return res.add_claim(
         "p1-table2-agreement-calibration", text, paper="93% / 86%",
         ours="; ".join(f"{t} {e.statistic:.1f}% [{e.ci_low:.1f}, {e.ci_high:.1f}]" for t, (_, e) in parts.items()),
-        verdict=verdict, evidence=ev,
+        verdict=verdict, evidence=ev, tasks=list(parts), learned=_learned_ft(res, per_example, list(parts)),
+        per_task=parts,
         note=f"holds if every task's mean agreement is >= 80% at the lower end of its 95% CI (bootstrap over seeds "
              f"and test examples); the evidence shown is the deciding task's ({worst})")
 
@@ -168,7 +186,7 @@ def fig6_confidence(res: Results, per_example: PerExample, task: str, n_resample
         ours=f"{task}: share of test examples with confidence > 0.9: FT {share.statistic:.0f}% [{share.ci_low:.0f}, "
              f"{share.ci_high:.0f}], graft {100 * top_g.mean():.0f}%; ECE {100 * ece_from_confidence(**ft):.1f}% vs "
              f"{100 * ece_from_confidence(**gr):.1f}%",
-        verdict=verdict, evidence=ev,
+        verdict=verdict, evidence=ev, tasks=[task], learned=_learned_ft(res, per_example, [task]),
         note=f"holds if the 95% CIs say FT puts > 50% of the examples above 0.9 confidence (CI of the share above "
              f"50), the graft a smaller share (CI of graft − FT share below 0) and the graft a lower ECE (CI of "
              f"ECE_graft − ECE_FT below 0); each a paired bootstrap over the seeds and the {conf_ft.shape[1]} test "
@@ -195,7 +213,7 @@ def table1_calibration(res: Results, runs: OodRuns, sources: Sequence[str]) -> d
         paper="Table 1 ECE columns",
         ours="; ".join(f"{s}: ECE FT {ece(s, 'FT'):.1f}, graft {ece(s, 'Grafting'):.1f}, re-train "
                        f"{ece(s, 'Graft re-training'):.1f}, BitFit {ece(s, 'BitFit'):.1f}" for s in sources),
-        verdict=verdict, evidence=ev,
+        verdict=verdict, evidence=ev, tasks=list(sources), learned=_learned_ood(res, runs, sources), per_task=parts,
         note=f"holds if, on every source task, the 95% CI of ECE(re-trained graft) − ECE(FT) lies below 0 and that "
              f"of ECE(BitFit) − ECE(graft) above 0 (paired bootstrap over the test examples, one seed); the evidence "
              f"shown is the deciding comparison's ({worst})")
@@ -220,7 +238,10 @@ def table3_retrain_ood(res: Results, runs: OodRuns, targets: Sequence[str]) -> d
     return res.add_claim("p1-table3-retrain-ood", "For NLI, re-training the graft region is about 5% worse out of "
                          "distribution than grafting.", paper="about 5% worse",
                          ours=f"graft − re-train OOD accuracy {_gap_text(runs, pairs, 'Grafting', 'Graft re-training')}",
-                         verdict=verdict, evidence=ev,
+                         verdict=verdict, evidence=ev, tasks=["QNLI", *targets], learned=_learned_ood(res, runs, ["QNLI"]),
+                         per_task={t: compare(_pooled(runs, [("QNLI", t)], "Grafting"),
+                                              _pooled(runs, [("QNLI", t)], "Graft re-training"), kind="difference",
+                                              scale=100, op=">=", margin=2.0) for t in targets},
                          note="holds if the 95% CI of graft − re-trained graft OOD accuracy (points, the QNLI → "
                               "MNLI/SNLI examples pooled) lies above +2; paired bootstrap over the examples")
 
@@ -233,7 +254,8 @@ def table3_bitfit_ood(res: Results, runs: OodRuns) -> dict:
     g, b = (100 * runs.correct[("QNLI", "SNLI", m)].mean() for m in ("Grafting", "BitFit"))
     return res.add_claim("p1-table3-bitfit-ood", "BitFit fails under large shifts (QNLI -> SNLI: 57.4 vs 80.1 for "
                          "the graft).", paper="57.4 vs 80.1", ours=f"QNLI→SNLI: BitFit {b:.1f} vs graft {g:.1f}",
-                         verdict=verdict, evidence=ev,
+                         verdict=verdict, evidence=ev, tasks=["QNLI", "SNLI"],
+                         learned=_learned_ood(res, runs, ["QNLI"]),
                          note="holds if the 95% CI of graft − BitFit OOD accuracy on QNLI → SNLI lies above +5 points; "
                               "paired bootstrap over the examples")
 
@@ -245,13 +267,16 @@ def fig7_ood_gap(res: Results, runs: OodRuns, pairs: Sequence[tuple[str, str]]) 
     text = ("Under large shifts (MPQA -> SST-2/Yelp, QNLI -> MNLI/SNLI) the graft is at least 5% better than "
             "fine-tuning out of distribution.")
     if not pairs:
-        return res.add_claim("p1-fig7-ood-gap", text, paper=">=5% OOD gap",
+        return res.add_claim("p1-fig7-ood-gap", text, paper=">=5% OOD gap", tasks=(),
                              **not_testable("no large-shift source (MPQA, QNLI) in this profile's plan"))
     verdict, ev = compare(_pooled(runs, pairs, "Grafting"), _pooled(runs, pairs, "FT"), kind="difference",
                           scale=100, op=">=", margin=5.0)
     return res.add_claim(
         "p1-fig7-ood-gap", text, paper=">=5% OOD gap", ours=_gap_text(runs, pairs, "Grafting", "FT"),
-        verdict=verdict, evidence=ev,
+        verdict=verdict, evidence=ev, tasks=[x for pair in pairs for x in pair],
+        learned=_learned_ood(res, runs, list(dict.fromkeys(s for s, _ in pairs))),
+        per_task={f"{s}→{t}": compare(_pooled(runs, [(s, t)], "Grafting"), _pooled(runs, [(s, t)], "FT"),
+                                      kind="difference", scale=100, op=">=", margin=5.0) for s, t in pairs},
         note="graft − FT OOD accuracy (points); holds if its 95% CI on the large-shift pairs' examples pooled lies "
              "above +5 (paired bootstrap; the 'gap grows with the number of ID samples' part, Fig. 7c, is not run)")
 
@@ -265,7 +290,8 @@ def fig7_small_shift(res: Results, runs: OodRuns, targets: Sequence[str]) -> dic
     return res.add_claim("p1-fig7-small-shift", "When the shift is small (SST-2 -> IMDb/Yelp) grafting gives little "
                          "or no advantage over FT.", paper="Fig. 7 / §4.2",
                          ours=_gap_text(runs, [("SST-2", t) for t in targets], "Grafting", "FT"),
-                         verdict=verdict, evidence=ev,
+                         verdict=verdict, evidence=ev, tasks=["SST-2", *targets],
+                         learned=_learned_ood(res, runs, ["SST-2"]), per_task=parts,
                          note=f"holds if, on every small-shift target, the 95% CI of graft − FT OOD accuracy lies below "
                               f"+5 points (paired bootstrap over the examples); deciding target {worst}")
 
@@ -290,6 +316,8 @@ def fig7e_wise(res: Results, wise: WiseRuns, best: Mapping[str, Mapping[str, Any
                                      n_resamples)}
     verdict, ev, worst = combine_all(parts)
     d_id, d_ood = parts["ID"][1], parts["OOD"][1]
+    if (source, "WiSE-FT", 1.0) in wise.correct:  # α = 1: the fine-tuned model itself
+        res.record_learning(learned(source, wise.correct[(source, "WiSE-FT", 1.0)][source]))
     g_id, g_ood = 100 * g[source].mean(), 100 * float(np.mean([g[t].mean() for t in targets]))
     return res.add_claim(
         "p1-fig7e-wise", "For NLI the best (ID, OOD) point of WiSE-FT is (80.5, 79.6) against (84.2, 80.0) for "
@@ -298,7 +326,7 @@ def fig7e_wise(res: Results, wise: WiseRuns, best: Mapping[str, Mapping[str, Any
              f"({g_id:.1f}, {g_ood:.1f}): {d_id.statistic:+.1f} [{d_id.ci_low:+.1f}, {d_id.ci_high:+.1f}] ID, "
              f"{d_ood.statistic:+.1f} [{d_ood.ci_low:+.1f}, {d_ood.ci_high:+.1f}] OOD; WiSE-Graft best "
              f"({100 * gr['id']:.1f}, {100 * gr['ood']:.1f}) at α={gr['alpha']:g}",
-        verdict=verdict, evidence=ev,
+        verdict=verdict, evidence=ev, tasks=[source, *targets], learned=res.learned_on([source]),
         note=f"best = highest mean OOD accuracy on the α grid (chosen on these test examples, then held fixed); holds "
              f"if the 95% CIs of graft − WiSE-FT-best ID accuracy (paired bootstrap over the {d_id.n_examples} "
              f"{source} test examples) and of graft − WiSE-FT-best mean OOD accuracy over {', '.join(targets)} "
@@ -325,6 +353,15 @@ def _pair_text(pairs: list, field: str) -> str:
                      f"{100 * p[field]:.1f} vs {100 * g[field]:.1f}" for p, g in pairs)
 
 
+def _learned_peft(res: Results, peft: PeftRuns, sources: Sequence[str]) -> list[Learned]:
+    """The learning gate's checks of the PEFT sources: the full graft (sparsity 100 %, i.e. FT) against chance where
+    the sweep has one, else the chapter's recorded check of the source."""
+    for r in peft.rows:
+        if r["method"] == "Grafting" and r["sparsity"] >= 100 and r["source"] in sources:
+            res.record_learning(learned(r["source"], peft.scores[(r["source"], r["label"])]["correct"]))
+    return res.learned_on(sources)
+
+
 def _by_source(pairs: list) -> dict[str, list]:
     """The matched (PEFT, graft) pairs grouped by source task, in order."""
     out: dict[str, list] = {}
@@ -341,7 +378,7 @@ def table6_peft(res: Results, peft: PeftRuns, n_resamples: int = N_RESAMPLES) ->
     text = ("At similar sparsity (0.05-0.1%) grafting has a 4.6% lower ECE than LoRA and adapters while being only "
             "1.7% lower in accuracy.")
     if not pairs:
-        return res.add_claim("p1-table6-peft", text, paper="ECE -4.6, acc -1.7",
+        return res.add_claim("p1-table6-peft", text, paper="ECE -4.6, acc -1.7", tasks=(),
                              **not_testable("no PEFT run and graft of the same source in this profile"))
     groups = _by_source(pairs)
     strata = [[a for p, g in ps for r in (p, g) for a in (peft.scores[(s, r["label"])]["conf"],
@@ -358,7 +395,8 @@ def table6_peft(res: Results, peft: PeftRuns, n_resamples: int = N_RESAMPLES) ->
                          ours=f"PEFT ECE − size-matched graft ECE = {ev.statistic:+.1f} [{ev.ci_low:+.1f}, "
                               f"{ev.ci_high:+.1f}] points, graft − PEFT ID accuracy {100 * d_acc:+.1f} (ECE: "
                               f"{_pair_text(pairs, 'id_ece')})",
-                         verdict=verdict, evidence=ev,
+                         verdict=verdict, evidence=ev, tasks=list(groups), learned=_learned_peft(res, peft, list(groups)),
+                         regions={f"{p['source']} {p['method']}-{p['rank']}": p["params"] for p, _ in pairs},
                          note="each PEFT run is compared with the graft closest to its parameter count (counts "
                               "stated; sizes are matched only as far as the sweep's graft sizes allow); holds if the "
                               "95% CI of the mean over PEFT runs of PEFT ECE − matched graft ECE (points) lies above "
@@ -377,7 +415,7 @@ def table7_peft_ood(res: Results, peft: PeftRuns, n_resamples: int = N_RESAMPLES
     pairs = matched_pairs(peft.rows)
     text = "At similar sparsity grafting gains 7.9% OOD accuracy over LoRA and adapters at 1.0% lower ID accuracy."
     if not pairs:
-        return res.add_claim("p1-table7-peft-ood", text, paper="+7.9 OOD, -1.0 ID",
+        return res.add_claim("p1-table7-peft-ood", text, paper="+7.9 OOD, -1.0 ID", tasks=(),
                              **not_testable("no PEFT run and graft of the same source in this profile"))
     groups = _by_source(pairs)
     sets = [(s, k) for s, ps in groups.items() for k in ps[0][0] if k.startswith("ood:")]
@@ -396,7 +434,9 @@ def table7_peft_ood(res: Results, peft: PeftRuns, n_resamples: int = N_RESAMPLES
     return res.add_claim("p1-table7-peft-ood", text, paper="+7.9 OOD, -1.0 ID",
                          ours=f"size-matched graft OOD − PEFT OOD = {ev.statistic:+.1f} [{ev.ci_low:+.1f}, "
                               f"{ev.ci_high:+.1f}] points ({_pair_text(shown, 'ood')})",
-                         verdict=verdict, evidence=ev,
+                         verdict=verdict, evidence=ev, tasks=[*groups, *(k[4:] for _, k in sets)],
+                         learned=_learned_peft(res, peft, list(groups)),
+                         regions={f"{p['source']} {p['method']}-{p['rank']}": p["params"] for p, _ in pairs},
                          note="each PEFT run is compared with the graft closest to its parameter count (counts "
                               "stated); OOD = mean accuracy over the source's targets; holds if the 95% CI of the mean "
                               "over PEFT runs of matched graft − PEFT OOD accuracy (points) lies above 0; paired "
@@ -428,7 +468,8 @@ def table1_gap(res: Results, gap: GapRuns, tasks: Sequence[str], n_resamples: in
                               f"{100 * ft_gap:.1f} points; gap_re − gap_FT/2 = {ev.statistic:+.1f} "
                               f"[{ev.ci_low:+.1f}, {ev.ci_high:+.1f}] (n = "
                               f"{int(rows[(tasks[0], 'FT')]['n_train'])} training examples per task)",
-                         verdict=verdict, evidence=ev,
+                         verdict=verdict, evidence=ev, tasks=list(tasks),
+                         learned=[learned(t, gap.correct[(t, "FT", "test")]) for t in tasks],
                          note="our k-shot training sets are far below 'a few thousand' examples, so the test is "
                               "relative: holds if the 95% CI of (re-trained graft gap − half of FT's gap), gaps = "
                               f"train − test accuracy averaged over {', '.join(tasks)}, lies below 0. Bootstrap: the "

@@ -21,7 +21,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from repro.report.gates import not_testable
+from repro.report.gates import Learned, learned, not_testable
 from repro.report.results import Results
 from repro.report.verdicts import (LEVEL, N_RESAMPLES, Evidence, combine_all, compare, exact, paired_bootstrap,
                                    verdict_from_ci)
@@ -41,6 +41,27 @@ def _stack(runs: Runs, task: str, k: int, key: str) -> np.ndarray | None:
 
 def _tasks(runs: Runs, k: int) -> list[str]:
     return sorted({t for (t, kk, _) in runs if kk == k})
+
+
+def _learning(res: Results, runs: Runs, k: int, tasks: Iterable[str]) -> list[Learned]:
+    """The learning gate's checks of ``tasks`` at ``k``-shot: FT's per-example correctness against chance (Table 2
+    keeps no per-example zero-shot predictions), recorded on ``res`` for the chapter's later claims."""
+    checks = []
+    for t in tasks:
+        f = _stack(runs, t, k, "ft")
+        if f is not None:
+            checks.append(learned(t, f))
+    res.record_learning(*checks)
+    return res.learned_on(tasks)
+
+
+def _regions(runs: Runs, k: int | None = None) -> dict[str, int]:
+    """The smallest learned region of each task (at ``k``-shot), for the empty-region gate."""
+    out: dict[str, int] = {}
+    for (t, kk, _), o in runs.items():
+        if k is None or kk == k:
+            out[f"{t} region"] = min(out.get(f"{t} region", 10 ** 18), int(o["mask"].count()))
+    return out
 
 
 def table2_recovery(res: Results, runs: Runs, k: int, base: float, *, beyond_paper: bool = False) -> dict:
@@ -63,13 +84,15 @@ def table2_recovery(res: Results, runs: Runs, k: int, base: float, *, beyond_pap
                 "performance on every task at 4096-shot, without re-training.")
         paper = ">95% on all 13 tasks (lowest printed ratio 95.4%, MNLI)"
     if not per_task:
-        return res.add_claim(cid, text, paper=paper, beyond_paper=beyond_paper,
+        return res.add_claim(cid, text, paper=paper, beyond_paper=beyond_paper, tasks=(),
                              **not_testable(f"no task was run at {k}-shot in this profile's plan"))
     verdict, ev, worst = combine_all(per_task)
+    gate = dict(tasks=list(per_task), learned=_learning(res, runs, k, per_task), regions=_regions(runs, k),
+                per_task=per_task)
     ours = "; ".join(f"{t} {100 * e.statistic:.1f}% [{100 * e.ci_low:.1f}, {100 * e.ci_high:.1f}]"
                      for t, (_, e) in per_task.items())
     return res.add_claim(cid, text, paper=paper, ours=f"graft/FT accuracy: {ours}", verdict=verdict, evidence=ev,
-                         beyond_paper=beyond_paper,
+                         beyond_paper=beyond_paper, **gate,
                          note=f"{k}-shot; γ_base = top-{base:g}; accuracy ratio per task (F1 tasks too); the "
                               f"evidence shown is the deciding task's ({worst})")
 
@@ -85,15 +108,18 @@ def table2_drop(res: Results, runs: Runs, k: int, pair_tasks: Sequence[str], *, 
     text = (f"{kind} tasks, 4096-shot: the graft loses only a little accuracy on average (the paper: "
             f"{printed} points).")
     stacks = [(_stack(runs, t, k, "ft"), _stack(runs, t, k, "graft")) for t in tasks]
+    tasks = [t for t, (f, _) in zip(tasks, stacks) if f is not None]
     stacks = [(f, g) for f, g in stacks if f is not None]
     if not stacks or len({f.shape[0] for f, _ in stacks}) != 1:
-        return res.add_claim(cid, text, paper=f"-{printed} points",
+        return res.add_claim(cid, text, paper=f"-{printed} points", tasks=tasks,
                              **not_testable(f"no {kind.lower()} task was run at {k}-shot in this profile's plan"))
     ft = np.concatenate([f for f, _ in stacks], axis=1)
     graft = np.concatenate([g for _, g in stacks], axis=1)
     verdict, ev = compare(ft, graft, kind="difference", scale=100, op="<=", margin=5.0)
+    per_task = {t: compare(f, g, kind="difference", scale=100, op="<=", margin=5.0) for t, (f, g) in zip(tasks, stacks)}
     return res.add_claim(cid, text, paper=f"-{printed} points", ours=f"-{ev.statistic:.1f} points "
-                         f"({', '.join(tasks)})", verdict=verdict, evidence=ev,
+                         f"({', '.join(tasks)})", verdict=verdict, evidence=ev, tasks=tasks,
+                         learned=_learning(res, runs, k, tasks), regions=_regions(runs, k), per_task=per_task,
                          note=f"{k}-shot; FT − graft accuracy in points must be ≤ 5 (the >95% criterion)")
 
 
@@ -109,11 +135,13 @@ def table2_agreement(res: Results, runs: Runs, k: int) -> dict:
             "(two-sentence).")
     paper = "93% / 86% (Table 2 prints 95.2 average for single-sentence)"
     if not per_task:
-        return res.add_claim("p1-table2-agreement", text, paper=paper,
+        return res.add_claim("p1-table2-agreement", text, paper=paper, tasks=(),
                              **not_testable(f"no task was run at {k}-shot"))
     verdict, ev, worst = combine_all(per_task)
     ours = ", ".join(f"{t} {e.statistic:.1f}%" for t, (_, e) in per_task.items())
     return res.add_claim("p1-table2-agreement", text, paper=paper, ours=ours, verdict=verdict, evidence=ev,
+                         tasks=list(per_task), learned=_learning(res, runs, k, per_task), regions=_regions(runs, k),
+                         per_task=per_task,
                          note=f"{k}-shot; every task must agree on ≥ 86% of test examples; deciding task {worst}")
 
 
@@ -128,7 +156,8 @@ def table2_size(res: Results, runs: Runs, n_graftable: int) -> dict:
     return res.add_claim("p1-table2-size", "The graft regions have at most 0.01% of the parameters (< 8500 of "
                          "RoBERTa-base's).", paper="≤ 0.01%, < 8500 parameters",
                          ours=f"largest graft {biggest:,} parameters = {share:.4f}% of {n_graftable:,}",
-                         verdict=verdict, evidence=ev,
+                         verdict=verdict, evidence=ev, tasks=sorted({t for (t, _, _) in runs}),
+                         regions=_regions(runs),
                          note="actual sizes of every learned region of Table 2 (n = number of regions); the "
                               "procedure does not enforce the size")
 
@@ -153,32 +182,36 @@ def fig2_learned_region(res: Results, rows: Sequence[Row], k: int) -> dict:
             "region of the same size.")
     graftable = [r for r in rows if r.get("scope", "graftable") == "graftable"]
     if not graftable:
-        return res.add_claim("p1-fig2-learned-region", text, paper="Fig. 2 (plotted only)",
+        return res.add_claim("p1-fig2-learned-region", text, paper="Fig. 2 (plotted only)", tasks=(),
                              **not_testable("no Fig. 2 sweep was run"))
     low = min(r["target_sparsity"] for r in graftable)
     parts, sizes, gaps = {}, [], []
     for task in sorted({r["task"] for r in graftable}):
         at = dict(task=task, target_sparsity=low)
-        learned = _one(graftable, region="learned", **at)
+        mine = _one(graftable, region="learned", **at)
         base = _one(graftable, region="movement", **at)
-        if learned is None:
+        if mine is None:
             continue
         for other in ("movement-matched", "random"):
             o = _one(graftable, region=other, **at)
             if o is not None:
-                parts[f"{task} vs {other}"] = compare(learned["correct"], o["correct"], kind="difference",
+                parts[f"{task} vs {other}"] = compare(mine["correct"], o["correct"], kind="difference",
                                                       scale=100, op=">", margin=2.0)
                 gaps.append(f"{task} − {other} ({o['count']:,}) {parts[f'{task} vs {other}'][1].statistic:+.1f}")
-        sizes.append(f"{task}: learned {learned['count']:,}"
-                     + (f", γ_base {base['count']:,} ({100 * (learned['acc'] - base['acc']):+.1f} points)"
+        sizes.append(f"{task}: learned {mine['count']:,}"
+                     + (f", γ_base {base['count']:,} ({100 * (mine['acc'] - base['acc']):+.1f} points)"
                         if base is not None else ""))
     if not parts:
-        return res.add_claim("p1-fig2-learned-region", text, paper="Fig. 2 (plotted only)",
+        return res.add_claim("p1-fig2-learned-region", text, paper="Fig. 2 (plotted only)", tasks=(),
                              **not_testable("the sweep has no learned region to compare"))
     verdict, ev, worst = combine_all(parts)
+    tasks = sorted({r["task"] for r in graftable})
+    counts = {f"{r['task']} {r['region']} region": r["count"] for r in graftable if r["target_sparsity"] == low
+              and r["region"] in ("learned", "movement-matched", "random")}
     return res.add_claim("p1-fig2-learned-region", text, paper="Fig. 2 (plotted only)",
                          ours=f"at {100 * low:g}%, learned − other in points: {'; '.join(gaps)}",
-                         verdict=verdict, evidence=ev,
+                         verdict=verdict, evidence=ev, tasks=tasks, learned=res.learned_on(tasks), regions=counts,
+                         per_task=parts,
                          note=f"{k}-shot; equal actual sizes (movement-matched = top-|τ| with the learned count; "
                               f"random of the learned count); every gap must exceed 2 points; deciding pair "
                               f"{worst}; sizes {'; '.join(sizes)} (γ_base shown for reference, not decided on)")
@@ -205,12 +238,18 @@ def table1_retrain(res: Results, runs: Mapping[tuple[str, int], Mapping[str, Any
     paper = "re-training − grafting: +2.2 points on average (Table 1)"
     g, r = _pooled(runs, "graft"), _pooled(runs, "retrain")
     if g is None or r is None:
-        return res.add_claim("p1-table1-retrain", text, paper=paper,
+        return res.add_claim("p1-table1-retrain", text, paper=paper, tasks=(),
                              **not_testable("no Table 1 task was run (or the tasks have different seed counts)"))
     verdict, ev = compare(r, g, kind="difference", scale=100, op=">=", margin=-2.0)
+    tasks = sorted({t for t, _ in runs})
+    per_task = {t: compare(_pooled({kk: v for kk, v in runs.items() if kk[0] == t}, "retrain"),
+                           _pooled({kk: v for kk, v in runs.items() if kk[0] == t}, "graft"), kind="difference",
+                           scale=100, op=">=", margin=-2.0) for t in tasks}
+    gate = dict(tasks=tasks, learned=res.learned_on(tasks), per_task=per_task,
+                regions={f"{t} region (seed {s})": int(o["graft_count"]) for (t, s), o in runs.items()})
     counts = ", ".join(f"{t} {int(o['graft_count']):,}" for (t, s), o in sorted(runs.items()))
     return res.add_claim("p1-table1-retrain", text, paper=paper, ours=f"re-training − grafting "
-                         f"{ev.statistic:+.1f} points", verdict=verdict, evidence=ev,
+                         f"{ev.statistic:+.1f} points", verdict=verdict, evidence=ev, **gate,
                          note=f"re-training may be at most 2 points below grafting; both use the learned region "
                               f"(entries per task and seed: {counts}); re-training recipe {recipe}")
 
@@ -224,15 +263,21 @@ def table1_bitfit(res: Results, runs: Mapping[tuple[str, int], Mapping[str, Any]
     paper = "BitFit − grafting: +2.0 points on average (Table 1)"
     g, b = _pooled(runs, "graft"), _pooled(runs, "bitfit")
     if g is None or b is None:
-        return res.add_claim("p1-table1-bitfit", text, paper=paper,
+        return res.add_claim("p1-table1-bitfit", text, paper=paper, tasks=(),
                              **not_testable("no Table 1 task was run (or the tasks have different seed counts)"))
     verdict, ev = compare(b, g, kind="difference", scale=100, op=">=", margin=0.0)
+    tasks = sorted({t for t, _ in runs})
+    per_task = {t: compare(_pooled({kk: v for kk, v in runs.items() if kk[0] == t}, "bitfit"),
+                           _pooled({kk: v for kk, v in runs.items() if kk[0] == t}, "graft"), kind="difference",
+                           scale=100, op=">=", margin=0.0) for t in tasks}
+    gate = dict(tasks=tasks, learned=res.learned_on(tasks), per_task=per_task,
+                regions={f"{t} region (seed {s})": int(o["graft_count"]) for (t, s), o in runs.items()})
     n_bias = max(int(o["bitfit_count"]) for o in runs.values())
     n_graft = max(int(o["graft_count"]) for o in runs.values())
     return res.add_claim("p1-table1-bitfit", text, paper=paper,
                          ours=f"BitFit − grafting {ev.statistic:+.1f} points ({n_bias:,} biases vs grafts of ≤ "
                               f"{n_graft:,} entries" + (f", {n_bias / n_graft:.0f}×)" if n_graft else ")"),
-                         verdict=verdict, evidence=ev,
+                         verdict=verdict, evidence=ev, **gate,
                          note=f"unequal sizes as in the paper (the claim is about the denser BitFit); BitFit recipe "
                               f"{recipe}")
 
@@ -254,15 +299,21 @@ def fig3_standard_ft(res: Results, rows: Sequence[Row], refs: Sequence[Row]) -> 
         parts[name] = compare(r["correct"], f["correct"], kind="ratio", op=">=", margin=0.95)
         sizes.append(f"{name}: {r['count']:,} entries")
     if not parts:
-        return res.add_claim("p1-fig3-standard-ft", text, paper="Fig. 3 (plotted only)",
+        return res.add_claim("p1-fig3-standard-ft", text, paper="Fig. 3 (plotted only)", tasks=(),
                              **not_testable("no Fig. 3 sweep was run"))
     verdict, ev, worst = combine_all(parts)
     ours = "; ".join(f"{n} {100 * e.statistic:.1f}% [{100 * e.ci_low:.1f}, {100 * e.ci_high:.1f}]"
                      for n, (_, e) in parts.items())
     heads = ", ".join(f"{r['task']} {100 * r['acc']:.1f}%" for r in refs if r["model"] == "pre-trained")
+    pre = {(r["task"], r["label"]): r for r in refs if r["model"] == "pre-trained"}
+    checks = [learned(t, f["correct"], reference=pre[(t, lab)]["correct"] if (t, lab) in pre else None,
+                      model=f"FT ({lab})") for (t, lab), f in ft.items()]
+    tasks = sorted({t for t, _ in ft})
     return res.add_claim("p1-fig3-standard-ft", text, paper="Fig. 3 (plotted only)",
                          ours=f"learned graft / FT accuracy of the linear-head model: {ours} (its head alone on "
-                              f"θ_pre: {heads})", verdict=verdict, evidence=ev,
+                              f"θ_pre: {heads})", verdict=verdict, evidence=ev, tasks=tasks, learned=checks,
+                         regions={f"{r['task']} at {100 * r['target_sparsity']:g}% region": int(r["count"])
+                                  for r in _pick(rows, region="learned")}, per_task=parts,
                          note=f"holds if the 95% CI of accuracy(learned graft) / accuracy(FT) of the standard-FT "
                               f"model lies above 0.95 at every region size; paired bootstrap over the test examples "
                               f"both are scored on; deciding {worst}; actual sizes {'; '.join(sizes)}")
@@ -282,12 +333,16 @@ def fig4a_bias_only(res: Results, rows: Sequence[Row]) -> dict:
         parts[name] = compare(full["correct"], b["correct"], kind="difference", scale=100, op=">", margin=2.0)
         sizes.append(f"{name}: unrestricted {full['count']:,} vs bias-only {b['count']:,}")
     if not parts:
-        return res.add_claim("p1-fig4a-bias-only", text, paper="Fig. 4a (plotted only)",
+        return res.add_claim("p1-fig4a-bias-only", text, paper="Fig. 4a (plotted only)", tasks=(),
                              **not_testable("no target size fits in the biases (or no bias-only graft was run)"))
     verdict, ev, worst = combine_all(parts)
     ours = "; ".join(f"{n} {e.statistic:+.1f} points" for n, (_, e) in parts.items())
+    tasks = sorted({b["task"] for b in _pick(rows, region="learned", scope="bias")})
     return res.add_claim("p1-fig4a-bias-only", text, paper="Fig. 4a (plotted only)",
                          ours=f"unrestricted − bias-only learned graft: {ours}", verdict=verdict, evidence=ev,
+                         tasks=tasks, learned=res.learned_on(tasks), per_task=parts,
+                         regions={f"{b['task']} {b['scope']} region at {100 * b['target_sparsity']:g}%": int(b["count"])
+                                  for b in _pick(rows, region="learned")},
                          note=f"every gap must exceed 2 points; deciding {worst}; actual sizes {'; '.join(sizes)}")
 
 
@@ -301,7 +356,7 @@ def fig4b_lottery(res: Results, rows: Sequence[Row], chance: Mapping[str, float]
             "skill, even for regions as dense as 90%.")
     zo = _pick(rows, method="zero_outside")
     if not zo:
-        return res.add_claim("p1-fig4b-lottery", text, paper="Fig. 4b (plotted only)",
+        return res.add_claim("p1-fig4b-lottery", text, paper="Fig. 4b (plotted only)", tasks=(),
                              **not_testable("no lottery density was run"))
     parts = {f"{r['task']} at density {r['target_density']:g}":
              compare(r["correct"], kind="mean", scale=100, op="<=", margin=100 * (chance[r["task"]] + 0.1))
@@ -312,7 +367,8 @@ def fig4b_lottery(res: Results, rows: Sequence[Row], chance: Mapping[str, float]
     chances = ", ".join(f"{t} {100 * c:.0f}%" for t, c in chance.items())
     return res.add_claim("p1-fig4b-lottery", text, paper="Fig. 4b (plotted only)",
                          ours=f"zero-outside accuracy: {ours} (chance {chances}); grafting the same regions: {grafts}",
-                         verdict=verdict, evidence=ev,
+                         verdict=verdict, evidence=ev, tasks=sorted({r["task"] for r in zo}),
+                         learned=res.learned_on(sorted({r["task"] for r in zo})), per_task=parts,
                          note=f"holds if the 95% CI of every zero-outside model's accuracy lies below chance + 10 "
                               f"points; bootstrap over the test examples; deciding {worst}")
 
@@ -343,11 +399,11 @@ def fig5_adamw(res: Results, rows: Sequence[Row], ft_correct: Mapping[tuple[str,
     :data:`FIG5_LABELS` and ``correct``; ``ft_correct[(task, label)]``: that FT model's per-example correctness."""
     text = ("Models fine-tuned with AdamW localize much worse than with SGD; a small l1 penalty (0.001) on the "
             "parameter movement restores sparse grafts.")
-    learned = _pick(rows, region="learned")
-    at = min((r["target_sparsity"] for r in learned), default=None)
+    learned_rows = _pick(rows, region="learned")
+    at = min((r["target_sparsity"] for r in learned_rows), default=None)
     parts, rel, skipped = {}, [], []
-    for task in sorted({r["task"] for r in learned}):
-        g = {lab: _one(learned, task=task, label=lab, target_sparsity=at) for lab in FIG5_LABELS}
+    for task in sorted({r["task"] for r in learned_rows}):
+        g = {lab: _one(learned_rows, task=task, label=lab, target_sparsity=at) for lab in FIG5_LABELS}
         f = {lab: ft_correct.get((task, lab)) for lab in FIG5_LABELS}
         if any(v is None for v in (*g.values(), *f.values())):
             continue
@@ -361,12 +417,17 @@ def fig5_adamw(res: Results, rows: Sequence[Row], ft_correct: Mapping[tuple[str,
     if not parts:
         why = (f"FT accuracy 0 on {', '.join(skipped)}" if skipped
                else "the SGD / AdamW / AdamW + l1 sweeps were not all run")
-        return res.add_claim("p1-fig5-adamw", text, paper="Fig. 5 (plotted only)", **not_testable(why))
+        return res.add_claim("p1-fig5-adamw", text, paper="Fig. 5 (plotted only)", tasks=skipped,
+                             **not_testable(why))
     verdict, ev, worst = combine_all(parts)
     gaps = "; ".join(f"{n} {e.statistic:+.1f} [{e.ci_low:+.1f}, {e.ci_high:+.1f}]" for n, (_, e) in parts.items())
     return res.add_claim("p1-fig5-adamw", text, paper="Fig. 5 (plotted only)",
                          ours=f"at {100 * at:g}%, graft / FT accuracy: {'; '.join(rel)}; gaps in points: {gaps}",
-                         verdict=verdict, evidence=ev,
+                         verdict=verdict, evidence=ev, tasks=sorted({n.split(":")[0] for n in parts}),
+                         learned=[learned(t, v, model=f"FT ({lab})") for (t, lab), v in ft_correct.items()
+                                  if any(n.startswith(f"{t}:") for n in parts)],
+                         regions={f"{r['task']} {r['label']} region": int(r["count"]) for r in learned_rows
+                                  if r["target_sparsity"] == at}, per_task=parts,
                          note=f"holds if the 95% CIs of both gaps in relative accuracy (graft / FT; SGD − AdamW and "
                               f"(AdamW + l1) − AdamW) lie above +2 points on every task, at the smallest region; "
                               f"paired bootstrap over the test examples all six models are scored on; deciding "

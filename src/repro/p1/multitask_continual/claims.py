@@ -17,7 +17,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from repro.p1.multitask import relative_gain
-from repro.report.gates import not_testable
+from repro.report.gates import Learned, learned, not_testable
 from repro.report.results import Results
 from repro.report.verdicts import N_RESAMPLES, Evidence, combine_all, compare, exact, paired_bootstrap, verdict_from_ci
 
@@ -35,7 +35,15 @@ def _mean(xs: Sequence[float]) -> float:
     return sum(xs) / len(xs) if xs else float("nan")
 
 
-def fig8_disjoint(res: Results, ov_sum: Mapping[str, float], n_regions: int) -> dict:
+def _learned_mt(res: Results, correct: Correct, tasks: Sequence[str]) -> list[Learned]:
+    """The learning gate's checks of the MT model: its per-example correctness against θ_pre's on the same test
+    examples (paired), recorded on ``res``."""
+    res.record_learning(*(learned(t, correct[t]["MT"], reference=correct[t]["pre"], model="MT") for t in tasks
+                          if t in correct and "MT" in correct[t] and "pre" in correct[t]))
+    return res.learned_on(tasks)
+
+
+def fig8_disjoint(res: Results, ov_sum: Mapping[str, float], n_regions: int, tasks: Sequence[str] = ()) -> dict:
     """"Similar tasks, like (SST-2, CR), and (SNLI, MNLI), show relatively higher overlap in grafting regions"
     (Fig. 8a), the regions being nearly disjoint otherwise: mean off-diagonal overlap < 0.2 and the similar pairs
     overlap more than the others (when a similar pair is among the tasks).  Overlaps are exact counts of the
@@ -53,7 +61,8 @@ def fig8_disjoint(res: Results, ov_sum: Mapping[str, float], n_regions: int) -> 
         "overlap more.", paper="Fig. 8a (heatmap, values not printed)",
         ours=f"mean off-diagonal overlap {ov_sum['mean_offdiag']:.3f} (max {ov_sum['max_offdiag']:.3f}); similar "
              f"pairs {ov_sum['mean_similar']:.3f} vs other pairs {ov_sum['mean_other']:.3f}",
-        verdict=verdict, evidence=ev,
+        verdict=verdict, evidence=ev, tasks=list(tasks), learned=res.learned_on(tasks),
+        regions={"regions": n_regions},
         note=f"holds if the mean overlap |γi ∩ γj| / |γj| over the {pairs} ordered pairs of distinct regions is < 0.2 "
              "and the similar pairs overlap more than the others (when a similar pair is among the tasks), does not "
              f"hold otherwise; exact counts of the learned regions, no sampling; the evidence shown is the deciding "
@@ -108,14 +117,15 @@ def fig8_isolation(res: Results, correct: Correct, tasks: Sequence[str], margin:
     cells = [(f"single:{r}", t) for r in tasks for t in tasks]
     diag, off = _diag_off(_point_rel(correct, cells))
     if diag != diag or off != off:
-        return res.add_claim("p1-fig8-isolation", text, paper="Fig. 8b", **not_testable(UNDEFINED))
+        return res.add_claim("p1-fig8-isolation", text, paper="Fig. 8b", tasks=list(tasks),
+                             **not_testable(UNDEFINED))
     verdict, ev = _rel_test(correct, cells, lambda rel: float(np.subtract(*_diag_off(rel))), ">", margin,
                             "mean diagonal − mean off-diagonal Rel")
     return res.add_claim(
         "p1-fig8-isolation", text, paper="Fig. 8b",
         ours=f"mean Rel on its own task {diag:.2f}, on the other tasks {off:.2f}; difference {ev.statistic:+.2f} "
              f"[{ev.ci_low:+.2f}, {ev.ci_high:+.2f}]",
-        verdict=verdict, evidence=ev,
+        verdict=verdict, evidence=ev, tasks=list(tasks), learned=_learned_mt(res, correct, tasks),
         note=f"Rel = Eq. 5 on each task's label-balanced test subset; holds if the 95 % CI of (mean Rel of a region "
              f"on its own task − mean Rel on the other tasks) lies above +{margin:g}, does not hold if it lies below; "
              f"paired bootstrap over the {ev.n_examples} pooled test examples ({len(tasks)} regions × {len(tasks)} "
@@ -138,9 +148,10 @@ def fig8_union(res: Results, correct: Correct, groups: Mapping[str, Sequence[str
             "tasks (every value > 0.7), about 80% after 10 gradient steps.")
     paper = "~70% (all > 0.7) -> ~80%"
     if not groups:
-        return res.add_claim("p1-fig8-union", text, paper=paper,
+        return res.add_claim("p1-fig8-union", text, paper=paper, tasks=(),
                              **not_testable("no task group among this run's MT tasks"))
     union = [(f"union:{g}", t) for g, members in groups.items() for t in members]
+    members_all = list(dict.fromkeys(t for _, t in union))
     tuned = [(f"tuned:{g}", t) for g, members in groups.items() for t in members
              if f"tuned:{g}" in correct.get(t, {})]
 
@@ -149,7 +160,7 @@ def fig8_union(res: Results, correct: Correct, groups: Mapping[str, Sequence[str
 
     point = _point_rel(correct, union + tuned)
     if any(v != v for v in point.values()):
-        return res.add_claim("p1-fig8-union", text, paper=paper, **not_testable(UNDEFINED))
+        return res.add_claim("p1-fig8-union", text, paper=paper, tasks=members_all, **not_testable(UNDEFINED))
     parts = {f"min in-group Rel of the unions > {threshold:g}": _rel_test(
         correct, union, lambda rel: min(rel.values()), ">", threshold, "the smallest in-group Rel of the unions")}
     ours = f"unions: min in-group Rel {min(point.values()):.2f} (mean {group_mean(point, 'union'):.2f})"
@@ -166,7 +177,8 @@ def fig8_union(res: Results, correct: Correct, groups: Mapping[str, Sequence[str
     ours += "; " + "; ".join(f"{name}: {e.statistic:+.2f} [{e.ci_low:+.2f}, {e.ci_high:+.2f}]"
                              for name, (_, e) in parts.items())
     return res.add_claim(
-        "p1-fig8-union", text, paper=paper, ours=ours, verdict=verdict, evidence=ev,
+        "p1-fig8-union", text, paper=paper, ours=ours, verdict=verdict, evidence=ev, tasks=members_all,
+        learned=_learned_mt(res, correct, members_all),
         note=f"holds if the 95 % CI of the smallest in-group Rel of the unions lies above {threshold:g} (Fig. 8c "
              f"caption: every value) and that of the tuned unions' mean in-group Rel minus the unions' on the test "
              f"split above +{margin:g}; does not hold if one lies wholly on the wrong side; 'tuned ≥ union' alone is "
@@ -189,6 +201,8 @@ def fig8_asymmetry(res: Results, single: Rows, threshold: float = 0.3) -> dict |
         ok = ok and rel[("MRPC", "QQP")] > rel[("QQP", "MRPC")]
     return res.add_claim("p1-fig8-asymmetry", "The MRPC region helps QQP but the QQP region does not help MRPC; the "
                          "QNLI region helps QQP.", paper="Fig. 8b", ours="; ".join(parts), holds=bool(ok),
+                         tasks=["QNLI", "QQP"] + (["MRPC"] if mrpc else []),
+                         learned=res.learned_on(["QNLI", "QQP"] + (["MRPC"] if mrpc else [])),
                          note=f"'helps' = Rel > {threshold:g}" + ("" if mrpc else "; MRPC is not among this "
                                                                    "profile's MT tasks, only the QNLI -> QQP part is "
                                                                    "tested") + f"; {POINT}")
@@ -225,10 +239,15 @@ def fig8_mt_accuracy(res: Results, correct: Correct, margin: float = 3.0) -> dic
     parts = {f"MT − FT ≥ −{margin:g}": compare(mt, ft, kind="difference", scale=100, op=">=", margin=-margin),
              f"MT − FT ≤ +{margin:g}": compare(mt, ft, kind="difference", scale=100, op="<=", margin=margin)}
     verdict, ev, side = combine_all(parts)
+    res.record_learning(*(learned(t, correct[t]["MT"], model="MT") for t in tasks))
     per_task = "; ".join(f"{t}: MT {_acc(correct, t, 'MT'):.1f} vs FT {_acc(correct, t, 'FT'):.1f}" for t in tasks)
     return res.add_claim("p1-fig8-mt-accuracy", "The multi-task model's accuracy is comparable with single-task FT.",
                          paper="comparable (no numbers printed)", ours=f"MT − FT {_ci(ev)} ({per_task})",
-                         verdict=verdict, evidence=ev,
+                         verdict=verdict, evidence=ev, tasks=tasks,
+                         learned=[learned(t, correct[t]["FT"]) for t in tasks]
+                         + [learned(t, correct[t]["MT"], model="MT") for t in tasks],
+                         per_task={t: compare(correct[t]["MT"], correct[t]["FT"], kind="difference", scale=100,
+                                              op=">=", margin=-margin) for t in tasks},
                          note=f"holds if the 95 % CI of MT − FT test accuracy (points) lies inside [−{margin:g}, "
                               f"+{margin:g}], does not hold if it lies wholly outside; paired bootstrap over the "
                               f"{ev.n_examples} pooled test examples of {', '.join(tasks)} (each task's label-balanced "
@@ -249,7 +268,7 @@ def table4_forgetting(res: Results, correct: Correct, sequence: Sequence[str], m
                          paper="88.0 -> 67.5",
                          ours=f"{q} {_acc(correct, q, 'FT'):.1f} -> {_acc(correct, q, 'ContinualFT'):.1f}; "
                               f"FT − naive {_ci(ev)}",
-                         verdict=verdict, evidence=ev,
+                         verdict=verdict, evidence=ev, tasks=[q], learned=[learned(q, correct[q]["FT"])],
                          note=f"holds if the 95 % CI of FT − naive-continual test accuracy on the first task ({q}) "
                               f"lies above +{margin:g} points, does not hold if it lies below; paired bootstrap over its "
                               f"{ev.n_examples} test examples, both models on the same examples")
@@ -277,6 +296,8 @@ def table4_graft_continual(res: Results, correct: Correct, sequence: Sequence[st
                          "Grafting-based continual learning keeps QNLI (86.5) and changes the newer tasks little "
                          "(AGNews 90.8, SST-2 92.5).", paper="86.5 / 90.8 / 92.5",
                          ours=f"{accs}; deciding part {worst}: {_ci(ev)}", verdict=verdict, evidence=ev,
+                         tasks=list(sequence), learned=[learned(t, correct[t]["FT"]) for t in sequence],
+                         per_task=parts,
                          note=f"holds if every part holds: on the first task ({q}) the 95 % CI of graft-continual − "
                               f"naive test accuracy lies above +{keep:g} points and that of FT − graft-continual "
                               f"below +{first:g}; on each newer task that of FT − graft-continual below +{newer:g}; "
@@ -288,7 +309,7 @@ def table4_graft_continual(res: Results, correct: Correct, sequence: Sequence[st
 def fig11_not_run(res: Results, profile: str, region_bases: Sequence[float]) -> dict:
     """Figs. 11-12 ("with γ_base = top-1e-5 / top-1e-4 the regions intersect more") when the plan skips them."""
     return res.add_claim("p1-fig11-base", "With γ_base = top-1e-5 / top-1e-4 the regions intersect more, with the "
-                         "same pattern as Fig. 8.", paper="Figs. 11-12", ours=None, holds=None,
+                         "same pattern as Fig. 8.", paper="Figs. 11-12", ours=None, holds=None, tasks=(),
                          note=f"not run in the {profile} profile (region_bases={list(region_bases)})")
 
 

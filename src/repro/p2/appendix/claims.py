@@ -16,7 +16,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from repro.p2.claim_stats import band, paired_gap, task_means
+from repro.p2.claim_stats import band, paired_gap, per_task_gaps, task_means
 from repro.p2.task_arithmetic.runs import Correctness
 from repro.report.gates import not_testable
 from repro.report.results import Results
@@ -79,7 +79,8 @@ def fig9_single_task(res: Results, single: Single, tasks: Sequence[str], n_test:
         ours=f"mean over {len(tasks)} tasks: " + ", ".join(f"{m} {mean[m]:.1f}" for m in ["TaLoS"] + need[:-1])
              + f" (%); FT − TaLoS {_ci(near_ft[1])}, TaLoS − LoTA {_ci(lota[1])}, TaLoS ≥ L-LoRA on "
                f"{100 * above[1].statistic:.0f} % of tasks",
-        verdict=verdict, evidence=ev,
+        verdict=verdict, evidence=ev, tasks=list(tasks), learned=res.learned_on(tasks),
+        per_task=per_task_gaps(ex, "Non-linear FT", "TaLoS", kind="single", op="<=", margin=close_pp),
         note=f"holds if the 95% CIs give non-linear FT − TaLoS ≤ {close_pp:g} pt, TaLoS − LoTA within ±{close_pp:g} "
              f"pt (two one-sided comparisons) and TaLoS ≥ L-LoRA on ≥ 50 % of the tasks (mean over tasks of "
              f"per-task accuracy); paired bootstrap over the {ev.n_examples} test examples ({n_test or 'all'} per "
@@ -117,7 +118,7 @@ def fig8_sparsity(res: Results, sweep: Mapping[float, Mapping[str, Any]], tasks:
             f"{single_pp:g} pt, each at the conservative end of its 95% CI (mean over tasks {list(tasks)}); paired "
             f"bootstrap over the same test examples; sparsities {ks}")
     if best not in sweep or len(ks) < 2:
-        return res.add_claim("p2-fig8-sparsity", text, paper="90%", ours=ours,
+        return res.add_claim("p2-fig8-sparsity", text, paper="90%", ours=ours, tasks=list(tasks),
                              **not_testable(f"needs k = {best:g} and at least one other sparsity; {rule}"))
     ex = sweep_correctness(sweep, tasks)
     b = str(best)
@@ -136,7 +137,7 @@ def fig8_sparsity(res: Results, sweep: Mapping[float, Mapping[str, Any]], tasks:
     return res.add_claim("p2-fig8-sparsity", text, paper="90%",
                          ours=ours + f"; best abs at k={best_abs:g}, best target at k={best_targ:g}; deciding "
                                      f"{worst}: {_ci(ev)}",
-                         verdict=verdict, evidence=ev,
+                         verdict=verdict, evidence=ev, tasks=list(tasks), learned=res.learned_on(tasks),
                          note=f"{rule}; n = {ev.n_examples} test examples; deciding part: {worst}")
 
 
@@ -158,12 +159,13 @@ def fig8_graft(res: Results, graft: Mapping[str, Any], ft: Mapping[str, Any] | N
     text = ("Beyond the paper: P1 graft regions turn fine-tuned vectors into sparse task vectors that compose better "
             "than non-linear FT (as TaLoS's do).")
     if not ft:
-        return res.add_claim("p2-fig8-graft", text, ours=ours, beyond_paper=True,
+        return res.add_claim("p2-fig8-graft", text, ours=ours, beyond_paper=True, tasks=(),
                              **not_testable("needs the k = 0 (non-linear FT) point of the sparsity sweep; " + note))
     ex = sweep_correctness({"graft": graft, "ft": ft}, list(graft["single_per_task"]))
     verdict, ev = paired_gap(ex, "graft", "ft", normalized=True, op=">", margin=0.0)
     return res.add_claim("p2-fig8-graft", text, ours=ours + f" (%); grafted − FT normalized {_ci(ev)}",
-                         verdict=verdict, evidence=ev, note=f"{note}, n = {ev.n_examples}", beyond_paper=True)
+                         verdict=verdict, evidence=ev, note=f"{note}, n = {ev.n_examples}", beyond_paper=True,
+                         tasks=ex.tasks, learned=res.learned_on(ex.tasks))
 
 
 def fig4_iou(res: Results, overlap_rows: Sequence[Mapping], tasks: Sequence[str]) -> dict:
@@ -194,7 +196,7 @@ def fig4_iou(res: Results, overlap_rows: Sequence[Mapping], tasks: Sequence[str]
         ours=f"TaLoS ∩ FISH-10% = {100 * tf['containment']:.1f} % of TaLoS (random: "
              f"{100 * tf['containment_random']:.1f} %); P1 graft inside TaLoS: {100 * gt['containment']:.1f} % "
              f"(random: {100 * gt['containment_random']:.1f} %)",
-        verdict=verdict_iou, evidence=ev, beyond_paper=True,
+        verdict=verdict_iou, evidence=ev, beyond_paper=True, tasks=list(tasks), learned=res.learned_on(tasks),
         note=f"our own question, not a paper claim (not counted in the paper's tally); tasks {list(tasks)}; holds if "
              f"both mean containments (over the tasks' masks, n = {ev.n_examples} mask pairs) are below those of "
              f"independent random masks of the same sizes, i.e. the larger excess ({worst}) < 0 pt; exact, no "

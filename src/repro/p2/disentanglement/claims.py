@@ -40,6 +40,25 @@ def _by_method(rows: Sequence[Mapping], what: str, metric: str | None = None) ->
     return {m: float(np.mean(v)) for m, v in vals.items()}
 
 
+def row_tasks(rows: Sequence[Mapping]) -> list[str]:
+    """The tasks named in a chapter's rows (``task``, ``a``, ``b``, ``task_a``, ``task_b``, ``pair`` entries)."""
+    out: list[str] = []
+    for r in rows:
+        for k in ("task", "a", "b", "task_a", "task_b", "pair"):
+            v = r.get(k)
+            for t in (v if isinstance(v, (list, tuple)) else [v]):
+                if isinstance(t, str) and t not in out:
+                    out.append(t)
+    return out
+
+
+def _learned(res: Results, rows: Sequence[Mapping]) -> list:
+    """The recorded learning checks of the rows' tasks (of every recorded task when the rows name none); a claim
+    with no recorded check fails the learning gate."""
+    tasks = row_tasks(rows) or list(res.learning)
+    return res.learned_on(tasks or ["the chapter's tasks"])
+
+
 def language_reason(model: str) -> str | None:
     """Why a T5 (language) claim is not testable with ``model`` (or None for a text model)."""
     if not is_vision_model(model):
@@ -60,6 +79,7 @@ def fig2_vision(res: Results, fig2_rows: Sequence[Mapping], model: str, setting:
         "On ViT-B/32, linearized FT, L-LoRA and TaLoS are more weight-disentangled than non-linear FT, TaLoS the "
         "most; LoTA is much less disentangled.",
         paper="Fig. 2 (heatmaps)", ours=f"mean ξ: {txt}",
+        tasks=row_tasks(fig2_rows), learned=_learned(res, fig2_rows),
         **gate(bool(ok), vision_reason(model),
                note=f"{model}, {setting}; holds = TaLoS lowest ξ, LoTA above TaLoS, and Linearized FT and L-LoRA "
                     f"(on their linearized network) below non-linear FT; {POINT_RULE}"))
@@ -112,14 +132,16 @@ def fig2_language(res: Results, fig2_rows: Sequence[Mapping], disagreement: Disa
             f"above 0; paired bootstrap over the test examples (each example's share of disagreeing grid points)")
     reason = language_reason(model)
     if reason:
-        return res.add_claim("p2-fig2-language", text, paper="Fig. 2 (heatmaps)", ours=ours, **gate(None, reason, rule))
+        return res.add_claim("p2-fig2-language", text, paper="Fig. 2 (heatmaps)", ours=ours, tasks=row_tasks(fig2_rows),
+                             **gate(None, reason, rule))
     parts = {"LoTA − non-linear FT": xi_gap(disagreement, LOTA, FT),
              "TaLoS − LoTA": xi_gap(disagreement, TALOS, LOTA)}
     verdict, ev, worst = combine_all(parts)
     return res.add_claim(
         "p2-fig2-language", text, paper="Fig. 2 (heatmaps)",
         ours=ours + "; " + ", ".join(f"{k} {_ci(e)}" for k, (_, e) in parts.items()),
-        verdict=verdict, evidence=ev, note=f"{rule}; n = {ev.n_examples} examples; deciding part: {worst}")
+        verdict=verdict, evidence=ev, note=f"{rule}; n = {ev.n_examples} examples; deciding part: {worst}",
+        tasks=row_tasks(fig2_rows), learned=_learned(res, fig2_rows))
 
 
 def fig3_localization(res: Results, fig3_rows: Sequence[Mapping], model: str, setting: str) -> dict:
@@ -137,6 +159,7 @@ def fig3_localization(res: Results, fig3_rows: Sequence[Mapping], model: str, se
         ours="off-diagonal mean |ratio − 1|: " + ", ".join(f"{m} {v:.3f}" for m, v in
                                                            sorted(off.items(), key=lambda kv: kv[1]))
              + f"; TaLoS diagonal ratio {diag[TALOS]:.2f}",
+        tasks=row_tasks(fig3_rows), learned=_learned(res, fig3_rows),
         **gate(bool(ok), vision_reason(model),
                note=f"{setting}; holds = TaLoS has the smallest off-diagonal deviation from the pre-trained "
                     f"accuracy (ties count) and improves its own task; {POINT_RULE}"))
@@ -205,10 +228,11 @@ def fig6_linear(res: Results, lin_rows: Sequence[Mapping], correct: LinCorrect, 
     reason = vision_reason(model)
     if reason:
         return res.add_claim("p2-fig6-linear", text, paper="Fig. 6 (plotted only)", ours=ours,
-                             **gate(None, reason, rule))
+                             tasks=row_tasks(lin_rows), **gate(None, reason, rule))
     verdict, ev, worst = combine_all(linear_gap_parts(correct, within_pp))
     return res.add_claim("p2-fig6-linear", text, paper="Fig. 6 (plotted only)", ours=ours + f"; deciding {worst}: "
-                         f"{_ci(ev)}", verdict=verdict, evidence=ev,
+                         f"{_ci(ev)}", verdict=verdict, evidence=ev, tasks=row_tasks(lin_rows),
+                         learned=_learned(res, lin_rows),
                          note=f"{rule}; n = {ev.n_examples} examples; deciding part: {worst}")
 
 
@@ -244,12 +268,12 @@ def fig7_gradient(res: Results, per_example: Mapping[str, Sequence[float]], drif
         paper="Fig. 7 (plotted only)",
         ours=", ".join(f"{m} {v:.3g}" for m, v in sorted(means.items(), key=lambda kv: kv[1]))
              + f" (relative change after {step} of {of_steps} steps)",
-        verdict=verdict, evidence=ev,
+        verdict=verdict, evidence=ev, tasks=[drift_task], learned=res.learned_on([drift_task]),
         note=f"{drift_task}, {n_examples} examples; holds if TaLoS's mean change is less than half of LoTA's and of "
              f"non-linear FT's, each as mean(TaLoS) − mean(other)/2 < 0 at the upper end of its 95% CI (paired "
              f"bootstrap over the examples); the evidence shown is the deciding part's ({worst})"
              + ("" if step >= of_steps else f"; only the first {step} steps are replayed"))
 
 
-__all__ = ["LABELS", "fig2_language", "fig2_vision", "fig3_localization", "fig6_linear", "fig7_gradient",
+__all__ = ["row_tasks", "LABELS", "fig2_language", "fig2_vision", "fig3_localization", "fig6_linear", "fig7_gradient",
            "language_reason", "linear_gap_parts", "xi_gap"]

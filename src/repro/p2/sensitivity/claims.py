@@ -19,7 +19,8 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from repro.report.gates import gate, vision_reason
+from repro.report.gates import Learned, gate, learned, unmeasured, vision_reason
+from repro.report.gates import chance_of
 from repro.p2.claim_stats import finite_mean, task_means
 from repro.p2.sensitivity.runs import RANDOM_SOURCE, mean_off_diagonal
 from repro.p2.sensitivity.views import PRETRAINED
@@ -29,6 +30,20 @@ from repro.report.verdicts import N_RESAMPLES, Evidence, combine_all, compare, p
 KEPT_MEAN, KEPT_MIN = 0.97, 0.90  #: "keeps the zero-shot performance": mean ratio ≥ 0.97, every ratio ≥ 0.90
 SHARED_GAP = 0.02  #: "as harmless as the task's own": off-diagonal mean ratio ≥ diagonal mean − 0.02
 Correct = Mapping[str, Mapping[str, np.ndarray]]
+
+
+def learned_zero_shot(res: Results, correct: Correct, tasks: Sequence[str]) -> list[Learned]:
+    """The learning gate of a claim about the pre-trained model: its zero-shot per-example correctness must beat
+    chance by the margin on every task (a model at chance keeps "its performance" under any edit), recorded on
+    ``res``; a task of unknown chance level fails the gate."""
+    checks = []
+    for t in tasks:
+        try:
+            checks.append(learned(t, correct[PRETRAINED][t], chance=chance_of(t), model="zero-shot"))
+        except KeyError:  # not a task of repro.data.TASKS: a check recorded by the notebook, else a failing one
+            checks.append(res.learning.get(t) or unmeasured(t, "zero-shot (no chance level known)"))
+    res.record_learning(*checks)
+    return res.learned_on(tasks)
 
 
 def _split(df: pd.DataFrame) -> tuple[pd.DataFrame, float]:
@@ -74,13 +89,14 @@ def _kept_claim(res: Results, cid: str, text: str, paper: str, df: pd.DataFrame,
                 note: str) -> dict:
     fisher, rnd = _split(df)
     sources, tasks = list(dict.fromkeys(fisher.source)), list(dict.fromkeys(fisher.task))
-    verdict, ev, worst = combine_all(kept_parts(correct, sources, tasks))
+    parts = kept_parts(correct, sources, tasks)
+    verdict, ev, worst = combine_all(parts)
     return res.add_claim(
         cid, text, paper=paper,
         ours=f"accuracy ratio min {fisher.ratio.min():.3f}, mean {fisher.ratio.mean():.3f} over {len(fisher)} pairs "
              f"(random 10%: mean {rnd:.3f}); deciding part {worst}: {ev.statistic:.3f}, 95% CI "
              f"[{ev.ci_low:.3f}, {ev.ci_high:.3f}]",
-        verdict=verdict, evidence=ev,
+        verdict=verdict, evidence=ev, tasks=tasks, learned=learned_zero_shot(res, correct, tasks), per_task=parts,
         note=f"{note}; holds if the 95% CI of the mean accuracy ratio over all pairs lies above {KEPT_MEAN} and that "
              f"of every pair's ratio above {KEPT_MIN}; does not hold if one lies entirely below; paired bootstrap "
              f"over the test examples (edited vs pre-trained model on the same examples) of accuracy ratios (the "
@@ -121,7 +137,7 @@ def fig1_shared(res: Results, pruned: pd.DataFrame, correct: Correct) -> dict:
         "another task are as harmless as the task's own.", paper="contribution 2; Fig. 1",
         ours=f"mean ratio with another task's mask {off:.3f} vs own mask {own:.3f}; deciding part {worst}: "
              f"{ev.statistic:+.3f}, 95% CI [{ev.ci_low:+.3f}, {ev.ci_high:+.3f}]",
-        verdict=verdict, evidence=ev,
+        verdict=verdict, evidence=ev, tasks=tasks, learned=learned_zero_shot(res, correct, tasks),
         note=f"holds if the 95% CI of the off-diagonal mean accuracy ratio lies above {KEPT_MEAN} and that of "
              f"off-diagonal − diagonal mean above −{SHARED_GAP}; does not hold if one lies entirely below; paired "
              "bootstrap over the test examples of all tasks")
@@ -170,7 +186,8 @@ def fig11_overlap(res: Results, iou: pd.DataFrame, chance: float) -> dict:
         "p2-fig11-overlap", "Low-sensitivity masks found on different tasks overlap substantially.",
         paper="mIoU 0.3–0.5 (T5-Small) to > 0.7 (ViT-B/32)",
         ours=f"mIoU {ev.statistic:.3f}, 95% CI [{ev.ci_low:.3f}, {ev.ci_high:.3f}] (chance {chance:.3f})",
-        verdict=verdict, evidence=ev,
+        verdict=verdict, evidence=ev, tasks=list(dict.fromkeys(iou.a)),
+        learned=res.learned_on(dict.fromkeys(iou.a)),
         note=f"holds if the 95% CI of the mIoU over the {n_tasks * (n_tasks - 1) // 2} pairs of different tasks lies "
              "at or above 0.3, the lowest value the paper reports; does not hold if it lies entirely below; the IoUs "
              f"are exact, the CI is a bootstrap over the {n_tasks} tasks (pairs share tasks, so tasks are resampled, "
@@ -180,7 +197,8 @@ def fig11_overlap(res: Results, iou: pd.DataFrame, chance: float) -> dict:
 def fig11_vit(res: Results, miou: float, model: str) -> dict:
     """"mIoU > 0.7 for ViT-B/32" (Fig. 11); a vision-only claim (:func:`repro.report.gates.vision_reason`)."""
     return res.add_claim("p2-fig11-vit", "Low-sensitivity masks of different tasks overlap with mIoU > 0.7 for "
-                         "ViT-B/32.", paper="> 0.7", ours=f"{miou:.3f} ({model})",
+                         "ViT-B/32.", paper="> 0.7", ours=f"{miou:.3f} ({model})", tasks=list(res.learning),
+                         learned=res.learned_on(res.learning),
                          **gate(bool(miou > 0.7), vision_reason(model), note="holds = mIoU over pairs of different "
                                                                              "tasks > 0.7"))
 
@@ -190,7 +208,8 @@ def fig11_t5(res: Results, miou: float, model: str) -> dict:
     is_t5 = model == "t5-small"
     return res.add_claim("p2-fig11-t5", "For T5-Small the overlap is 0.3-0.5, and larger models share more "
                          "parameters.", paper="0.3-0.5", ours=f"{miou:.3f} ({model})",
-                         holds=bool(0.3 <= miou <= 0.5) if is_t5 else None,
+                         holds=bool(0.3 <= miou <= 0.5) if is_t5 else None, tasks=list(res.learning),
+                         learned=res.learned_on(res.learning) if is_t5 else None,
                          note="judged only for t5-small; the model-size trend needs several sizes"
                               + ("" if is_t5 else f"; ours is {model}"))
 

@@ -100,7 +100,7 @@ def fig4_qk(res: Results, talos: Summary, lota: Summary, sizes: Mapping[str, int
             "masks, no sampling, so no CI")
     reason = size_mismatch(sizes)
     if reason:
-        return res.add_claim("p2-fig4-qk", text, paper="Fig. 4 (plotted only)", ours=ours,
+        return res.add_claim("p2-fig4-qk", text, paper="Fig. 4 (plotted only)", ours=ours, tasks=[task],
                              **not_testable(f"{reason}; rule otherwise: {note}"))
     parts = {"Q and K lead": exact(qk_lead(talos), ">", 0.0, n, "share of Q and K minus the largest other weight-matrix share "
                                    "of the TaLoS mask (points of entries selected)"),
@@ -109,7 +109,9 @@ def fig4_qk(res: Results, talos: Summary, lota: Summary, sizes: Mapping[str, int
     verdict, ev, worst = combine_all(parts)
     return res.add_claim("p2-fig4-qk", text, paper="Fig. 4 (plotted only)",
                          ours=f"{ours}; deciding part {worst}: {ev.statistic:+.2f}", verdict=verdict, evidence=ev,
-                         note=note)
+                         note=note, tasks=[task], regions={f"{k} mask": v for k, v in sizes.items()},
+                         learned=res.learned_on([task]),
+                         distinct={"TaLoS vs LoTA shares": talos["weight_share"] != lota["weight_share"]})
 
 
 def fig5_blocks(res: Results, talos: Summary, lota: Summary) -> dict:
@@ -120,7 +122,7 @@ def fig5_blocks(res: Results, talos: Summary, lota: Summary) -> dict:
     rule = ("holds if in every transformer block the TaLoS mask's most-selected weight matrix is Q or K (share of "
             "such blocks ≥ 1)")
     if blocks == 0:
-        return res.add_claim("p2-fig5-blocks", text, paper="Fig. 5 (plotted only)",
+        return res.add_claim("p2-fig5-blocks", text, paper="Fig. 5 (plotted only)", tasks=(),
                              **not_testable("the mask placement has no transformer-block weight matrices", rule))
     share = float(talos["qk_top_layers"])
     verdict, ev = exact(share, ">=", 1.0, blocks,
@@ -129,7 +131,10 @@ def fig5_blocks(res: Results, talos: Summary, lota: Summary) -> dict:
         "p2-fig5-blocks", text, paper="Fig. 5 (plotted only)",
         ours=f"top matrix is Q or K in {100 * share:.0f} % of {blocks} blocks (LoTA: "
              f"{100 * lota['qk_top_layers']:.0f} %)",
-        verdict=verdict, evidence=ev, note=f"{rule}; exact, over the {blocks} blocks of one mask, no sampling")
+        verdict=verdict, evidence=ev, note=f"{rule}; exact, over the {blocks} blocks of one mask, no sampling",
+        tasks=list(res.learning), learned=res.learned_on(res.learning),
+        regions={"TaLoS mask": float(sum(talos["weight_share"].values())) if isinstance(
+            talos.get("weight_share"), Mapping) else float(blocks)})
 
 
 def table3_fastest(res: Results, by: Costs, labels: Mapping[str, str], *, context: str) -> dict:
@@ -160,7 +165,7 @@ def table3_fastest(res: Results, by: Costs, labels: Mapping[str, str], *, contex
              f"(fastest: {labels[best_time]}); peak {t['peak_memory_gib']:.2f} vs "
              f"{by['ft']['peak_memory_gib']:.2f} GiB (lowest: {labels[best_mem]}); deciding part {worst}: "
              f"{_ci(ev)}",
-        verdict=verdict, evidence=ev,
+        tasks=(), verdict=verdict, evidence=ev,
         note=f"{context}; holds if against each of the {len(by) - 1} other methods the 95% CI of the ratio of mean "
              f"total iteration times TaLoS / other lies below 1 (bootstrap over the {n} timed iterations of each "
              "method, resampled independently) and TaLoS's peak memory is lower (one reading per method, no CI); "
@@ -189,7 +194,7 @@ def table3_optimizer(res: Results, by: Costs) -> dict:
         ours=f"optimizer step TaLoS {t['optim_step_s']:.4f} s vs FT {f['optim_step_s']:.4f} s, L-LoRA "
              f"{lo['optim_step_s']:.4f} s; fwd-bwd TaLoS {t['fwd_bwd_s']:.4f} s vs FT {f['fwd_bwd_s']:.4f} s; "
              f"deciding part {worst}: {_ci(ev)}",
-        verdict=verdict, evidence=ev,
+        tasks=(), verdict=verdict, evidence=ev,
         note=f"holds if the 95% CI of the ratio of mean optimizer-step times TaLoS / L-LoRA lies above 1 and those of "
              "TaLoS / FT mean forward-backward and total iteration times lie below 1; does not hold if one lies "
              f"entirely on the wrong side; bootstrap over the {ev.n_examples} timed iterations of each method, "
@@ -240,7 +245,7 @@ def table4_calibration(res: Results, t4: Mapping[str, Mapping[str, float]], by: 
              f"at {paper_steps} steps calibration = {100 * at_paper['share']:.1f} % of TaLoS's total, TaLoS total "
              f"{at_paper['talos_total']:.0f} s vs FT {at_paper['ft_total']:.0f} s (at our {steps} steps: "
              f"{100 * at_ours['share']:.0f} %); deciding part {worst}: {_ci(ev)}",
-        verdict=verdict, evidence=ev,
+        tasks=(), verdict=verdict, evidence=ev,
         note=f"judged at the paper's budget of {paper_steps} fine-tuning steps (our measured iteration times × "
              f"{paper_steps}): holds if the 95% CI of calibration / TaLoS total time lies below "
              f"{CALIBRATION_SHARE:g} (paper: 9 %) and that of TaLoS total / FT total below 1 (bootstrap over the "

@@ -22,8 +22,8 @@ from __future__ import annotations
 from typing import Any, Mapping, Sequence
 
 from repro.p2.arithmetic import best_other
-from repro.report.gates import gate, vision_reason
-from repro.p2.claim_stats import band, paired_gap
+from repro.report.gates import Learned, gate, learned, vision_reason
+from repro.p2.claim_stats import band, paired_gap, per_task_gaps
 from repro.p2.task_arithmetic.runs import Correctness
 from repro.report.results import Results
 from repro.report.verdicts import Evidence, combine_all, normal_combination, seeds_text
@@ -32,6 +32,20 @@ Rows = Sequence[Mapping[str, Any]]
 #: The full-FT and post-hoc methods of "TaLoS beats full fine-tuning and the post-hoc methods".
 FT_POSTHOC = ("Non-linear FT", "Linearized FT", "TIES-Merging", "TALL Mask / Consensus", "DARE", "Breadcrumbs")
 TEST = "normal approximation, unpaired binomial SE of mean accuracies (no per-example predictions kept)"
+
+
+def record_learning(res: Results, ex: Correctness, zero_shot: Mapping[str, float],
+                    method: str = "TaLoS") -> list[Learned]:
+    """The learning gate's checks (:func:`repro.report.gates.learned`) of ``method``'s single-task models: per-example
+    test correctness over seeds against the zero-shot accuracy of each task (``zero_shot``: fractions), recorded
+    on ``res`` for every claim of the chapter; returns them (for :func:`repro.report.gates.normalized_reason`)."""
+    res.record_learning(*(learned(t, ex.data[(method, "single")][t], reference_acc=zero_shot[t], model=method)
+                          for t in ex.tasks if (method, "single") in ex.data and t in zero_shot))
+    return res.learned_on(ex.tasks)
+
+
+def _tasks(res: Results) -> list[str]:
+    return list(res.learning)
 
 
 def values(rows: Rows) -> dict[tuple[str, str], float]:
@@ -50,10 +64,12 @@ def gap_evidence(a: float, b: float, abs_a: float, abs_b: float, n: int, *, op: 
 
 
 def _gated(res: Results, cid: str, text: str, paper: str, ours: str, reason: str | None, note: str,
-           verdict: str, ev: Evidence) -> dict:
+           verdict: str, ev: Evidence, tasks: Sequence[str], per_task: Mapping[str, tuple[str, Evidence]] | None = None
+           ) -> dict:
     if reason:
-        return res.add_claim(cid, text, paper=paper, ours=ours, **gate(None, reason, note))
-    return res.add_claim(cid, text, paper=paper, ours=ours, verdict=verdict, evidence=ev, note=note)
+        return res.add_claim(cid, text, paper=paper, ours=ours, tasks=tasks, **gate(None, reason, note))
+    return res.add_claim(cid, text, paper=paper, ours=ours, verdict=verdict, evidence=ev, note=note, tasks=tasks,
+                         learned=res.learned_on(tasks), per_task=per_task)
 
 
 def _ci(ev: Evidence) -> str:
@@ -71,7 +87,8 @@ def table1_best(res: Results, rows1: Rows, ex: Correctness, *, reason: str | Non
                   "TaLoS has the best normalized task-addition accuracy for every model, 1.88 to 4.65 points above "
                   "the second best.", "+1.88 to +4.65",
                   f"TaLoS {tal:.2f} vs {best} {best_v:.2f} ({_ci(ev)})", reason,
-                  f"{context}; TaLoS − best other normalized accuracy > 0 at the CI's low end", verdict, ev)
+                  f"{context}; TaLoS − best other normalized accuracy > 0 at the CI's low end", verdict, ev, ex.tasks,
+                  per_task_gaps(ex, "TaLoS", best, normalized=True, op=">"))
 
 
 def table1_abs_best(res: Results, rows1: Rows, ex: Correctness) -> dict:
@@ -82,6 +99,8 @@ def table1_abs_best(res: Results, rows1: Rows, ex: Correctness) -> dict:
     return res.add_claim("p2-table1-abs-best", "TaLoS also has the best (or tied best) absolute task-addition accuracy.",
                          paper="best in all six columns (T5-Small tied with non-linear FT at 65.04)",
                          ours=f"TaLoS {tal:.2f} vs {best} {best_v:.2f} ({_ci(ev)})", verdict=verdict, evidence=ev,
+                         tasks=ex.tasks, learned=res.learned_on(ex.tasks),
+                         per_task=per_task_gaps(ex, "TaLoS", best, op=">="),
                          note="TaLoS − best other absolute accuracy ≥ 0 (a tie is not a failure)")
 
 
@@ -91,7 +110,7 @@ def table1_abs_vision(res: Results, rows1: Rows, *, model: str) -> dict:
     reason = vision_reason(model)
     note = "the printed Table 1 has no 2.61 gap (largest vision bracket +1.99)"
     return res.add_claim("p2-table1-abs-vision", "In vision, TaLoS improves absolute task-addition accuracy by up to 2.61%.",
-                         paper="up to 2.61", ours=f"{tal - best_v:+.2f} pt ({model})",
+                         paper="up to 2.61", ours=f"{tal - best_v:+.2f} pt ({model})", tasks=_tasks(res),
                          **gate(None, reason or "vision claim: no rule is defined for it here", note))
 
 
@@ -112,7 +131,7 @@ def table1_vs_ft(res: Results, rows1: Rows, ex: Correctness, *, reason: str | No
     return _gated(res, "p2-table1-vs-ft", "TaLoS beats full fine-tuning and the post-hoc methods across the board.",
                   "Table 1", ours, reason,
                   f"TaLoS − each full-FT and post-hoc method ≥ 0 in absolute and normalized accuracy; the evidence "
-                  f"shown is the deciding pair's ({worst}, {_ci(ev)})", verdict, ev)
+                  f"shown is the deciding pair's ({worst}, {_ci(ev)})", verdict, ev, ex.tasks)
 
 
 def table2_best(res: Results, rows2: Rows, ex: Correctness, *, zero_control: float, reason: str | None) -> dict:
@@ -128,7 +147,8 @@ def table2_best(res: Results, rows2: Rows, ex: Correctness, *, zero_control: flo
                   f"TaLoS {tal:.2f} vs lowest other {best} {best_v:.2f} ({_ci(ev)}; lower is better); control "
                   f"{by.get(('TaLoS', 'cont_acc'), float('nan')):.1f} (zero-shot {100 * zero_control:.1f})", reason,
                   "TaLoS − lowest other mean target test accuracy < 0 at the CI's high end; control kept ≥ 95% on "
-                  "validation by the α rule", verdict, ev)
+                  "validation by the α rule", verdict, ev, ex.tasks,
+                  per_task_gaps(ex, "TaLoS", best, kind="target", op="<"))
 
 
 def table2_vision(res: Results, rows2: Rows, *, model: str) -> dict:
@@ -137,6 +157,7 @@ def table2_vision(res: Results, rows2: Rows, *, model: str) -> dict:
     return res.add_claim("p2-table2-vision",
                          "In vision, TaLoS reaches the lowest target accuracy while keeping the control accuracy high.",
                          paper="Table 2", ours=f"{model}: TaLoS {tal:.2f} vs best other {best_v:.2f}",
+                         tasks=_tasks(res),
                          **gate(None, vision_reason(model) or "vision claim: judged with p2-table2-best",
                                 "see p2-table2-best"))
 
@@ -146,7 +167,7 @@ def table2_t5large(res: Results, rows2: Rows, *, model: str) -> dict:
     tal, _, best_v = best_other(rows2, "targ_acc", lower_is_better=True)
     return res.add_claim("p2-table2-t5large",
                          "For T5-Large, TaLoS's target accuracy (37.20) is 4.06 points better than the next best.",
-                         paper="37.20, +4.06", ours=f"{model}: {best_v - tal:+.2f} pt", holds=None,
+                         paper="37.20, +4.06", ours=f"{model}: {best_v - tal:+.2f} pt", holds=None, tasks=_tasks(res),
                          note="T5-Large claim; not run in this profile")
 
 
@@ -161,7 +182,8 @@ def table5_ties(res: Results, rows5: Rows, *, n: int) -> dict:
         paper="ViT-B/32 90.73 → 89.10, T5-Small 97.22 → 85.42 (normalized)",
         ours=f"{b:.2f} → {a:.2f} (normalized, {_ci(ev)}); {by[('TaLoS', 'abs_acc')]:.2f} → "
              f"{by[('TaLoS + TIES-Merging', 'abs_acc')]:.2f} (absolute)",
-        verdict=verdict, evidence=ev, note="TaLoS + TIES − TaLoS normalized accuracy < 0 at the CI's high end")
+        verdict=verdict, evidence=ev, tasks=_tasks(res), learned=res.learned_on(_tasks(res)),
+        note="TaLoS + TIES − TaLoS normalized accuracy < 0 at the CI's high end")
 
 
 ADA_BAND = (-0.5, 2.5)  #: "benefits little": a change in normalized accuracy within [−0.5, +2.5] points
@@ -195,7 +217,8 @@ def table5_adamerging(res: Results, rows5: Rows, ex5: Correctness) -> dict:
         "p2-table5-adamerging",
         "TaLoS is compatible with AdaMerging (no loss), but benefits little from task- or layer-wise coefficients.",
         paper="+0.11 / +0.67 (ViT-B/32), +1.99 / +2.41 (T5-Small) normalized",
-        ours="; ".join(text) + " (normalized, 95% CI)", verdict=verdict, evidence=ev, note=note)
+        ours="; ".join(text) + " (normalized, 95% CI)", verdict=verdict, evidence=ev, note=note, tasks=ex5.tasks,
+        learned=res.learned_on(ex5.tasks))
 
 
 def table5_vs_ft_merging(res: Results, rows5: Rows, *, n: int) -> dict:
@@ -212,11 +235,11 @@ def table5_vs_ft_merging(res: Results, rows5: Rows, *, n: int) -> dict:
         "scheme.",
         paper="90.73 vs ≤ 82.98 (ViT-B/32); 97.22 vs ≤ 94.83 (T5-Small)",
         ours=f"{by[('TaLoS', 'norm_acc')]:.2f} vs ≤ {by[(best, 'norm_acc')]:.2f} ({best}; {_ci(ev)})",
-        verdict=verdict, evidence=ev,
+        verdict=verdict, evidence=ev, tasks=_tasks(res), learned=res.learned_on(_tasks(res)),
         note="normalized accuracy; FT merged by sum, TIES, task- and layer-wise AdaMerging; TaLoS − best > 0 at the "
              "CI's low end")
 
 
-__all__ = ["ADA_BAND", "FT_POSTHOC", "gap_evidence", "table1_abs_best", "table1_abs_vision", "table1_best",
+__all__ = ["ADA_BAND", "FT_POSTHOC", "gap_evidence", "record_learning", "table1_abs_best", "table1_abs_vision", "table1_best",
            "table1_vs_ft", "table2_best", "table2_t5large", "table2_vision", "table5_adamerging", "table5_ties",
            "table5_vs_ft_merging", "values"]
