@@ -27,7 +27,9 @@ COUNTS = {
         "p2_appendix": {"finetune": 2, "mask": 2, "graft": 2}},
     ("cpu", ""): {
         "p1_localization": {"finetune": 18, "graft": 17},
-        "p1_calibration_ood": {"finetune": 5, "graft": 2, "adapter": 2},
+        # issue 24: the ECE tasks are SST-2 and MR; the OOD source QNLI is no longer shared with p1_localization's
+        # Table 2 (now SST-2 + MR), so its FT models and graft are counted here
+        "p1_calibration_ood": {"finetune": 8, "graft": 3, "adapter": 2},
         "p1_multitask_continual": {"finetune": 2, "graft": 5, "joint-graft": 2, "continual": 4},
         "p1_appendix": {"finetune": 2, "graft": 6, "fish": 1, "tracking": 1},
         "p2_task_arithmetic": {"finetune": 45, "mask": 9, "arithmetic": 27, "merge": 8},
