@@ -27,6 +27,14 @@ def test_table3_rows_keep_the_four_models_in_percent_and_skip_sweep_sizes():
     assert next(r for r in rows if r["method"] == "FT")["paper"] is None  # FT is not in the printed Table 3
 
 
+def test_table3_rows_name_a_stand_in_target_and_look_up_the_papers_cell():
+    runs = [dict(_ood("SST-2", "MR", "Grafting", 0.7, 0.01), shown="MR (for IMDb)", paper_target="IMDb"),
+            dict(_ood("SST-2", "MR", "BitFit", 0.6, 0.1), shown="MR (for IMDb)", paper_target="IMDb")]
+    rows = cr.table3_rows(runs)
+    assert {r["task"] for r in rows} == {"MR (for IMDb)"}
+    assert all(r["paper"] is not None for r in rows)  # the printed SST-2 -> IMDb cells sit beside ours
+
+
 def test_peft_tables_and_gap_rows():
     wb = SimpleNamespace(model=SimpleNamespace(specs={"QNLI": SimpleNamespace(metric="acc")}))
     runs = [{"source": "QNLI", "method": "Grafting", "rank": None, "params": 100, "sparsity": 0.01, "id_acc": 0.8,

@@ -112,8 +112,12 @@ def ood_runs(models: ChapterModels) -> OodRuns:
 def table3_rows(runs: list[dict]) -> list[dict]:
     """``p1-table3`` rows (percent): OOD accuracy of grafting, re-training and BitFit (and FT), printed cells
     attached."""
-    printed = {r["shown"]: PRINTED_NAME.get(r["paper_target"], r["paper_target"]) for r in runs}
-    rows = [{"task": r["shown"], "method": r["method"], "sparsity": r["sparsity"],
+    def shown(r: Mapping[str, Any]) -> str:  # rows of ood_runs carry it; the paper's name otherwise
+        return r.get("shown") or PRINTED_NAME.get(r["target"], r["target"])
+
+    printed = {shown(r): PRINTED_NAME.get(r.get("paper_target", r["target"]), r.get("paper_target", r["target"]))
+               for r in runs}
+    rows = [{"task": shown(r), "method": r["method"], "sparsity": r["sparsity"],
              "metric": "acc", "value": pct(r["acc"]), "std": None, "paper": None, "id_task": r["source"]}
             for r in runs if r["split"] == "OOD" and r["label"] in ("FT", "Grafting", "Graft re-training", "BitFit")]
     return attach_printed(rows, "p1", 3, lambda r: None if r["method"] == "FT" else
