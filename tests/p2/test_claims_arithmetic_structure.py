@@ -321,3 +321,18 @@ def test_band_splits_a_two_sided_claim_into_one_sided_parts():
     assert [p[1].op for p in parts.values()] == [">=", "<="] and parts["<= 2.5"][1].ci_low == one[1].ci_low
     with pytest.raises(ValueError, match="band needs"):
         ca.band(one, 0.0, 2.5)
+
+
+def test_per_task_gaps_leave_out_a_task_whose_normalized_gap_is_undefined():
+    from repro.p2.claim_stats import per_task_gaps
+
+    zero = np.zeros(200)
+    talos = {"addition": {"A": _correct(0.6, 200), "B": _correct(0.4, 200)},
+             "single": {"A": _correct(0.6, 200), "B": zero}}  # B: a single-task model that gets nothing right
+    ft = {"addition": {"A": _correct(0.7, 200, 3), "B": _correct(0.5, 200, 3)},
+          "single": {"A": _correct(0.9, 200, 3), "B": zero}}
+    ex = Correctness({(lab, k): d[k] for lab, d in (("TaLoS", talos), ("Non-linear FT", ft))
+                      for k in ("addition", "single")}, ["A", "B"])
+    rows = per_task_gaps(ex, "TaLoS", "Non-linear FT", normalized=True, op=">")
+    assert list(rows) == ["A"]  # B's normalizer is 0 on every resample: no per-task row, no error
+    assert rows["A"][1].statistic == pytest.approx(100 * (1.0 - 0.7 / 0.9))

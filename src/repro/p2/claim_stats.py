@@ -14,7 +14,7 @@ from typing import Protocol, Sequence
 
 import numpy as np
 
-from repro.report.verdicts import N_RESAMPLES, Evidence, decide, paired_bootstrap, verdict_from_ci
+from repro.report.verdicts import N_RESAMPLES, Evidence, VerdictError, decide, paired_bootstrap, verdict_from_ci
 
 
 class PerExample(Protocol):
@@ -91,8 +91,15 @@ class OneTask:
 
 def per_task_gaps(ex: PerExample, a: str, b: str, **kw: object) -> dict[str, tuple[str, Evidence]]:
     """:func:`paired_gap` of ``a`` − ``b`` on each task alone (same rule, same arguments): the per-task verdicts a
-    reader needs next to the mean-over-tasks verdict."""
-    return {t: paired_gap(OneTask(ex, t), a, b, **kw) for t in ex.tasks}  # type: ignore[arg-type]
+    reader needs next to the mean-over-tasks verdict.  A task whose statistic is undefined on every resample (a
+    normalized gap whose single-task normalizer is 0, as a random-init model can give) has no per-task row."""
+    out: dict[str, tuple[str, Evidence]] = {}
+    for t in ex.tasks:
+        try:
+            out[t] = paired_gap(OneTask(ex, t), a, b, **kw)  # type: ignore[arg-type]
+        except VerdictError:
+            continue
+    return out
 
 
 def band(verdict_low: tuple[str, Evidence], low: float, high: float) -> dict[str, tuple[str, Evidence]]:
