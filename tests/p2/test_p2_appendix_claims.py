@@ -9,7 +9,6 @@ from repro.p2.appendix import claims as ca
 from repro.p2.appendix.plan import appendix_plan
 from repro.p2.zoo import zoo_tasks
 from repro.profiles import get_profile
-from repro.report.results import Results
 from claims_fakes import learned_res as _learned_res
 
 
