@@ -226,6 +226,13 @@ def placement_regions(wb: "Workbench", plan: AppendixPlan, base: float, seed: in
     return regions, metas
 
 
+def placement_ft_correct(wb: "Workbench", plan: AppendixPlan, seed: int) -> dict[str, Any]:
+    """Per-example test correctness (0/1) of the FT model behind each Figs. 9-10 region: the learning gate of
+    the placement claims (a region of a model that did not learn says nothing about where skills sit)."""
+    return {task: per_example(wb.predict(task, "test", wb.overrides(wb.finetune(task, seed=seed))))["correct"]
+            for task in plan.placement_tasks}
+
+
 def placement_table(regions: Mapping[tuple[str, float], Mask]) -> list[dict]:
     """:func:`~repro.core.masks.placement_rows` of every region, tagged with its task, size and entry count."""
     rows: list[dict] = []
@@ -304,6 +311,6 @@ def plot_tracking(rows: Sequence[Mapping[str, Any]], checkpoint: int, task: str)
 
 
 __all__ = ["GPT2_BASE", "GPT2_REGION_CAP", "MODULE_ORDER", "PAPER_TASK", "eligible_shares", "fish_vs_learned",
-           "gpt2_profile", "module_shares", "placement_claim_inputs", "placement_regions", "placement_table", "plot_layers", "plot_modules", "plot_tracking", "region_growth",
+           "gpt2_profile", "module_shares", "placement_claim_inputs", "placement_ft_correct", "placement_regions", "placement_table", "plot_layers", "plot_modules", "plot_tracking", "region_growth",
            "table5_rows", "table5_runs", "table5_scores", "table8_rows", "table8_runs", "table8_scores",
            "table9_ratios", "table9_runs"]

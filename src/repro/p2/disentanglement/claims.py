@@ -41,14 +41,16 @@ def _by_method(rows: Sequence[Mapping], what: str, metric: str | None = None) ->
 
 
 def row_tasks(rows: Sequence[Mapping]) -> list[str]:
-    """The tasks named in a chapter's rows (``task``, ``a``, ``b``, ``task_a``, ``task_b``, ``pair`` entries)."""
+    """The tasks named in a chapter's rows (``task``, ``a``, ``b``, ``task_a``, ``task_b``, ``pair`` entries; a
+    pair row's "A + B" names two tasks, as :mod:`repro.p2.disentanglement.views` writes them)."""
     out: list[str] = []
     for r in rows:
         for k in ("task", "a", "b", "task_a", "task_b", "pair"):
             v = r.get(k)
             for t in (v if isinstance(v, (list, tuple)) else [v]):
-                if isinstance(t, str) and t not in out:
-                    out.append(t)
+                for one in (t.split(" + ") if isinstance(t, str) else []):
+                    if one not in out:
+                        out.append(one)
     return out
 
 
