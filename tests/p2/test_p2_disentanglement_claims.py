@@ -162,3 +162,8 @@ def test_plan_overrides_and_errors():
 def test_disentanglement_claims_need_a_recorded_learning_check():
     c = cd.fig2_vision(Results("p2_disentanglement", "smoke"), xi_rows(**GOOD), VIT, "3x3 grid")
     assert c["verdict"] == "not-testable" and "learning gate" in c["note"]
+
+
+def test_row_tasks_split_a_pair_row_into_its_two_tasks():
+    rows = [{"pair": "SST-2 + TREC", "method": "TaLoS"}, {"task": "TREC + QNLI"}, {"task": "SST-2"}]
+    assert cd.row_tasks(rows) == ["SST-2", "TREC", "QNLI"]
