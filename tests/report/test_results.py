@@ -226,3 +226,14 @@ def test_the_learning_gate_turns_a_verdict_into_not_testable_with_its_numbers():
     assert c["verdict"] == "holds"
     res.record_learning(ok)
     assert res.learned_on(["SST-2", "QNLI"])[0] is ok and not res.learned_on(["QNLI"])[0].ok
+
+
+def test_a_cost_claim_measured_on_a_tiny_random_init_model_is_not_testable():
+    from repro.report.results import Results
+
+    res = Results("p2_structure_cost", "smoke")
+    c = res.add_claim("p2-table3-x", "TaLoS is fastest.", verdict="holds", tasks=(), measured_on="tiny-bert",
+                      note="ratio CI below 1")
+    assert c["verdict"] == "not-testable" and "tiny random-init" in c["note"] and "ratio CI below 1" in c["note"]
+    c = res.add_claim("p2-table3-y", "TaLoS is fastest.", verdict="holds", tasks=(), measured_on="minilm")
+    assert c["verdict"] == "holds"

@@ -178,6 +178,16 @@ def vision_reason(model: str) -> str | None:
     return f"vision claim: judged only on a CLIP ViT, and this profile's model is {model}"
 
 
+def tiny_model_reason(model: str) -> str | None:
+    """Why a cost claim (time, memory) measured on ``model`` is not testable (or None): a tiny random-init model's
+    timings are fixed per-call overheads, not the cost of the paper's models (full-size random-init models, as
+    the gpu-check profile runs, are fine: cost does not depend on the weights)."""
+    if model.lower().startswith("tiny"):
+        return (f"cost claim: {model} is a tiny random-init test model, whose timings and memory are fixed "
+                "overheads; judged on a pre-trained or full-size model")
+    return None
+
+
 def not_testable(reason: str, rule: str = "") -> dict[str, Any]:
     """``add_claim`` keyword arguments of a not-testable verdict: the reason, then the rule otherwise applied."""
     if not reason:
@@ -194,4 +204,4 @@ def gate(holds: bool | None, reason: str | None, note: str = "") -> dict[str, An
 
 __all__ = ["CONTROL_MARGIN_POINTS", "Learned", "MIN_GAIN_POINTS", "chance_of", "gate", "is_vision_model", "learned",
            "learned_from_accuracy", "learning_reason", "low_gain_tasks", "negation_control_reason",
-           "normalized_reason", "not_testable", "unmeasured", "vision_reason"]
+           "normalized_reason", "not_testable", "tiny_model_reason", "unmeasured", "vision_reason"]

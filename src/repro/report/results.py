@@ -58,7 +58,7 @@ from repro.data.provenance import KINDS, task_provenance
 from repro.paths import resolve_path, results_path
 from repro.profiles import Profile, get_profile
 from repro.report.display import ClaimView, Rows, departure_note, fmt_index, fmt_sparsity, fmt_value, show
-from repro.report.gates import Learned, learning_reason, not_testable, unmeasured
+from repro.report.gates import Learned, learning_reason, not_testable, tiny_model_reason, unmeasured
 from repro.report.verdicts import HOLDS, VERDICTS, Evidence, VerdictError, check_consistent, verdict_of
 from repro import __version__
 
@@ -334,7 +334,8 @@ class Results:
                   beyond_paper: bool = False, tasks: Iterable[str] | None = None,
                   learned: Iterable[Learned] | None = None, regions: Mapping[str, float] | None = None,
                   distinct: Mapping[str, bool] | None = None,
-                  per_task: Mapping[str, tuple[str, Evidence]] | None = None) -> dict[str, Any]:
+                  per_task: Mapping[str, tuple[str, Evidence]] | None = None,
+                  measured_on: str | None = None) -> dict[str, Any]:
         """Add one claim; a second claim with the same id is an error (ids are unique).
 
         Give ``verdict`` and ``evidence`` (from :func:`repro.report.verdicts.compare`); ``holds`` then follows.  A
@@ -345,10 +346,14 @@ class Results:
         (``()`` for a claim about code or cost: ``data = []``).  ``learned`` / ``regions`` / ``distinct`` apply
         the learning gate (:func:`repro.report.gates.learning_reason`): when it fails, the verdict is not-testable
         and the note starts with the failed gate and its numbers.  ``per_task``: the per-task verdicts of a claim
-        pooled or combined over tasks, stored as ``evidence["per_task"]``."""
-        if learned is not None or regions is not None or distinct is not None:
-            reason = learning_reason(learned if learned is not None else (), regions, distinct,
-                                     need_checks=learned is not None)
+        pooled or combined over tasks, stored as ``evidence["per_task"]``.  ``measured_on``: the model key a cost
+        claim (time, memory) was measured on; a tiny random-init model makes it not testable
+        (:func:`repro.report.gates.tiny_model_reason`)."""
+        if learned is not None or regions is not None or distinct is not None or measured_on is not None:
+            reason = tiny_model_reason(measured_on or "") or (
+                learning_reason(learned if learned is not None else (), regions, distinct,
+                                need_checks=learned is not None)
+                if learned is not None or regions is not None or distinct is not None else None)
             if reason and (verdict or {True: "holds", False: "does-not-hold"}.get(holds)) != "not-testable":
                 kw = not_testable(reason, note)
                 verdict, note, holds = kw["verdict"], kw["note"], None

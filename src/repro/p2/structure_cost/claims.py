@@ -137,7 +137,7 @@ def fig5_blocks(res: Results, talos: Summary, lota: Summary) -> dict:
             talos.get("weight_share"), Mapping) else float(blocks)})
 
 
-def table3_fastest(res: Results, by: Costs, labels: Mapping[str, str], *, context: str) -> dict:
+def table3_fastest(res: Results, by: Costs, labels: Mapping[str, str], *, context: str, model: str = "") -> dict:
     """"TaLoS has the fastest total iteration time and the lowest peak memory" (Table 3).  Against every other
     method: mean total iteration time TaLoS / other < 1 at the CI's high end (bootstrap over the timed iterations,
     :func:`timing_part`) and TaLoS's peak memory lower (one reading per method, :func:`repro.report.verdicts.exact`)."""
@@ -165,7 +165,7 @@ def table3_fastest(res: Results, by: Costs, labels: Mapping[str, str], *, contex
              f"(fastest: {labels[best_time]}); peak {t['peak_memory_gib']:.2f} vs "
              f"{by['ft']['peak_memory_gib']:.2f} GiB (lowest: {labels[best_mem]}); deciding part {worst}: "
              f"{_ci(ev)}",
-        tasks=(), verdict=verdict, evidence=ev,
+        tasks=(), verdict=verdict, evidence=ev, measured_on=model,
         note=f"{context}; holds if against each of the {len(by) - 1} other methods the 95% CI of the ratio of mean "
              f"total iteration times TaLoS / other lies below 1 (bootstrap over the {n} timed iterations of each "
              "method, resampled independently) and TaLoS's peak memory is lower (one reading per method, no CI); "
@@ -173,7 +173,7 @@ def table3_fastest(res: Results, by: Costs, labels: Mapping[str, str], *, contex
              "= RSS growth in a fresh process")
 
 
-def table3_optimizer(res: Results, by: Costs) -> dict:
+def table3_optimizer(res: Results, by: Costs, model: str = "") -> dict:
     """"TaLoS's optimizer step is slower than other approaches […] but the faster forward-backward pass more than
     compensates" (Table 3).  Ratios of mean times, each at the CI's conservative end (:func:`timing_part`): TaLoS /
     L-LoRA optimizer step > 1, TaLoS / FT forward-backward < 1 and total iteration < 1."""
@@ -194,7 +194,7 @@ def table3_optimizer(res: Results, by: Costs) -> dict:
         ours=f"optimizer step TaLoS {t['optim_step_s']:.4f} s vs FT {f['optim_step_s']:.4f} s, L-LoRA "
              f"{lo['optim_step_s']:.4f} s; fwd-bwd TaLoS {t['fwd_bwd_s']:.4f} s vs FT {f['fwd_bwd_s']:.4f} s; "
              f"deciding part {worst}: {_ci(ev)}",
-        tasks=(), verdict=verdict, evidence=ev,
+        tasks=(), verdict=verdict, evidence=ev, measured_on=model,
         note=f"holds if the 95% CI of the ratio of mean optimizer-step times TaLoS / L-LoRA lies above 1 and those of "
              "TaLoS / FT mean forward-backward and total iteration times lie below 1; does not hold if one lies "
              f"entirely on the wrong side; bootstrap over the {ev.n_examples} timed iterations of each method, "
@@ -211,7 +211,7 @@ def calibration_at_steps(t4: Mapping[str, Mapping[str, float]], by: Costs, steps
 
 
 def table4_calibration(res: Results, t4: Mapping[str, Mapping[str, float]], by: Costs, *, steps: int,
-                       paper_steps: int) -> dict:
+                       paper_steps: int, model: str = "") -> dict:
     """"Mask calibration costs about as much time as LoTA's […] with much less memory […], negligible next to
     fine-tuning" (Table 4).  Judged at the paper's fine-tuning budget (``paper_steps`` × our measured iteration
     times, since the share depends on the budget): calibration < 10 % of TaLoS's total time and TaLoS total < FT
@@ -245,7 +245,7 @@ def table4_calibration(res: Results, t4: Mapping[str, Mapping[str, float]], by: 
              f"at {paper_steps} steps calibration = {100 * at_paper['share']:.1f} % of TaLoS's total, TaLoS total "
              f"{at_paper['talos_total']:.0f} s vs FT {at_paper['ft_total']:.0f} s (at our {steps} steps: "
              f"{100 * at_ours['share']:.0f} %); deciding part {worst}: {_ci(ev)}",
-        tasks=(), verdict=verdict, evidence=ev,
+        tasks=(), verdict=verdict, evidence=ev, measured_on=model,
         note=f"judged at the paper's budget of {paper_steps} fine-tuning steps (our measured iteration times × "
              f"{paper_steps}): holds if the 95% CI of calibration / TaLoS total time lies below "
              f"{CALIBRATION_SHARE:g} (paper: 9 %) and that of TaLoS total / FT total below 1 (bootstrap over the "
