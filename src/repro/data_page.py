@@ -45,7 +45,7 @@ def _size(prov: TaskProvenance) -> str:
         per = max(generated.POOL_FACTOR * 64, generated.MIN_POOL_PER_LABEL)
         return (f"generated on demand: ≥ {per} train per label at 64-shot, {generated.DEFAULT_TEST_SIZE} test "
                 f"({spec.num_labels} labels)")
-    if prov.source in ("local", "hub") or prov.source.startswith("hub"):
+    if prov.source == "local" or prov.source.startswith("hub"):
         return "the dataset's"
     try:
         train, test = load_packaged(prov.source)
