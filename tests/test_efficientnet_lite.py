@@ -53,7 +53,7 @@ def test_names_and_shapes_match_the_packaged_state_dict():
     (224, 3, 2, (0, 1)), (225, 3, 2, (1, 1)), (64, 5, 2, (1, 2)), (7, 5, 1, (2, 2)), (8, 1, 1, (0, 0))])
 def test_same_padding_is_tensorflows(size, kernel, stride, expected):
     assert E._same_pad(size, kernel, stride) == expected
-    conv = E.SamePadConv2d(1, 1, kernel, stride=stride, bias=False)
+    conv = E.SamePadConv2d(1, 1, kernel, stride=stride, padding=0, bias=False)
     assert conv(torch.zeros(1, 1, size, size)).shape[-1] == math.ceil(size / stride)
 
 

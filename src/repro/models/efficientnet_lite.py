@@ -83,11 +83,9 @@ def _same_pad(size: int, kernel: int, stride: int, dilation: int = 1) -> tuple[i
 
 
 class SamePadConv2d(nn.Conv2d):
-    """``nn.Conv2d`` with TensorFlow ``SAME`` padding computed from the input size (asymmetric when odd)."""
-
-    def __init__(self, *args, **kwargs) -> None:
-        kwargs["padding"] = 0
-        super().__init__(*args, **kwargs)
+    """``nn.Conv2d`` with TensorFlow ``SAME`` padding computed from the input size (asymmetric when odd), built with
+    ``padding=0`` (:func:`_conv`).  The constructor is ``nn.Conv2d``'s, so that code which rebuilds a layer from
+    its type and arguments (peft's LoRA on a 1×1 conv) works."""
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         kh, kw = self.kernel_size
@@ -101,7 +99,7 @@ class SamePadConv2d(nn.Conv2d):
 
 def _conv(c_in: int, c_out: int, kernel: int, stride: int = 1, groups: int = 1, padding: str = "same") -> nn.Conv2d:
     if padding == "same":
-        return SamePadConv2d(c_in, c_out, kernel, stride=stride, groups=groups, bias=False)
+        return SamePadConv2d(c_in, c_out, kernel, stride=stride, padding=0, groups=groups, bias=False)
     if padding == "symmetric":
         return nn.Conv2d(c_in, c_out, kernel, stride=stride, padding=kernel // 2, groups=groups, bias=False)
     raise ValueError(f"padding must be 'same' or 'symmetric', got {padding!r}")
