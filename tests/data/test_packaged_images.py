@@ -12,7 +12,7 @@ import pytest
 from repro.data import packaged_images as P
 
 #: the stated sizes (module docstring): train, val, test
-SIZES = {"mnist5k": (3500, 500, 1000), "digits": (1259, 179, 359), "faces": (120, 30, 50),
+SIZES = {"mnist5k": (3500, 500, 1000), "digits": (1259, 179, 359), "faces": (50, 70, 80),
          "textures": (2304, 384, 384)}
 SHAPES = {"mnist5k": (28, 28), "digits": (8, 8), "faces": (25, 25), "textures": (16, 16)}
 
@@ -61,7 +61,7 @@ def test_balanced_fixed_splits():
     for s, n in zip(P.SPLITS, (350, 50, 100)):
         assert set(Counter(e.label for e in P.load_images("mnist5k")[s]).values()) == {n}
     _available("faces")
-    assert Counter(e.label for e in P.load_images("faces")["test"]) == {0: 25, 1: 25}
+    assert Counter(e.label for e in P.load_images("faces")["test"]) == {0: 40, 1: 40}
 
 
 def test_texture_split_is_spatial():
@@ -86,7 +86,7 @@ def test_head_examples_come_from_train_and_are_seeded():
 def test_task_data_and_digest():
     _available("faces")
     td = P.load_image_task("faces")
-    assert td.spec.labels == ("non-face", "face") and len(td.dev) == 30 and len(td.test) == 50
+    assert td.spec.labels == ("non-face", "face") and len(td.dev) == 70 and len(td.test) == 80
     assert P.source_digest("faces").count(":") == 1 and P.source_digest("faces") != "absent"
 
 

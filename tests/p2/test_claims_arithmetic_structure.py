@@ -109,11 +109,20 @@ def test_paired_gap_bootstraps_over_seeds_and_keeps_tasks_apart():
         ca.paired_gap(ex, "TaLoS", "Non-linear FT", kind="target")
 
 
-def test_vision_and_t5_claims_are_not_testable_on_a_text_model():
-    rows = _table1(70, 90, 60, 80)
-    assert ca.table1_abs_vision(_res(), rows, model="MiniLM")["verdict"] == "not-testable"
+def test_vision_claims_are_judged_on_image_models_only():
+    rows, ex = _table1(85, 99, 70, 85), _ex1(85, 99, 70, 85, 2000)
+    assert ca.table1_abs_vision(_res(), rows, ex, model="MiniLM")["verdict"] == "not-testable"
+    c = ca.table1_abs_vision(_res(), rows, ex, model="efficientnet-lite0")
+    assert c["verdict"] == "holds" and c["evidence"]["statistic"] == pytest.approx(15.0, abs=0.2)
+    assert ca.table1_abs_vision(_res(), _table1(60, 90, 80, 90), _ex1(60, 90, 80, 90, 2000),
+                                model="clip-vit-b32")["verdict"] == "does-not-hold"
     rows2 = _rows({("TaLoS", "targ_acc"): 40.0, ("TaLoS", "cont_acc"): 70.0, ("DARE", "targ_acc"): 60.0})
-    assert ca.table2_vision(_res(), rows2, model="MiniLM")["verdict"] == "not-testable"
+    ex2 = Correctness({("TaLoS", "target"): {"A": _correct(0.4, 1000)},
+                       ("DARE", "target"): {"A": _correct(0.6, 1000, 11)}}, ["A"])
+    assert ca.table2_vision(_res(), rows2, ex2, model="MiniLM")["verdict"] == "not-testable"
+    assert ca.table2_vision(_res(), rows2, ex2, model="efficientnet-lite0")["verdict"] == "holds"
+    c = ca.table2_vision(_res(), rows2, ex2, model="efficientnet-lite0", reason="negation not testable: control")
+    assert c["verdict"] == "not-testable" and "control" in c["note"]
     assert ca.table2_t5large(_res(), rows2, model="MiniLM")["verdict"] == "not-testable"
 
 
@@ -336,3 +345,14 @@ def test_per_task_gaps_leave_out_a_task_whose_normalized_gap_is_undefined():
     rows = per_task_gaps(ex, "TaLoS", "Non-linear FT", normalized=True, op=">")
     assert list(rows) == ["A"]  # B's normalizer is 0 on every resample: no per-task row, no error
     assert rows["A"][1].statistic == pytest.approx(100 * (1.0 - 0.7 / 0.9))
+
+
+def test_correctness_lets_the_control_have_its_own_test_size():
+    """The control scores its own test examples (vision family: 80 faces against 200+ per task)."""
+    ok = Correctness({("TaLoS", "target"): {"A": _correct(0.4, 200)}, ("TaLoS", "control"): {"A": _correct(0.9, 80)},
+                      ("DARE", "target"): {"A": _correct(0.6, 200)}, ("DARE", "control"): {"A": _correct(0.9, 80)}},
+                     ["A"])
+    assert ok.data[("TaLoS", "control")]["A"].shape == (1, 80)
+    with pytest.raises(ValueError, match="differ in shape"):
+        Correctness({("TaLoS", "target"): {"A": _correct(0.4, 200)}, ("DARE", "target"): {"A": _correct(0.6, 80)}},
+                    ["A"])

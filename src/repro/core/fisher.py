@@ -288,11 +288,14 @@ def talos_schedule(sparsity: float, rounds: int) -> list[float]:
     return [d ** (r / rounds) for r in range(1, rounds + 1)]
 
 
-def talos_select(scores: Mapping[str, torch.Tensor], trainable: Mask, density: float) -> tuple[Mask, float]:
+def talos_select(scores: Mapping[str, torch.Tensor], trainable: Mask, density: float,
+                 exclude_zero: bool = False) -> tuple[Mask, float]:
     """P2 Alg. 1 l.15-24 as coded: keep the still-trainable entries with score ≤ t, t = k-th smallest of them.
 
     Already-masked entries score +∞ (they stay masked); k = min(⌊density · N_total⌋, n_trainable − 1), N_total =
-    all entries of the eligible set; ties at t are kept.  Returns the new trainable mask and t.
+    all entries of the eligible set; ties at t are kept.  ``exclude_zero``: entries scoring exactly 0 (dead
+    units, whose gradient is 0 as well) score +∞ too, so the mask is the least sensitive of the live entries, at the
+    same k (a departure, TalosRecipe.exclude_zero).  Returns the new trainable mask and t.
     """
     names = list(trainable.shapes)
     flat_s = torch.cat([scores[n].detach().reshape(-1).double().cpu() for n in names])
@@ -300,6 +303,11 @@ def talos_select(scores: Mapping[str, torch.Tensor], trainable: Mask, density: f
     n_total = flat_s.numel()
     n_trainable = int(flat_m.sum())
     s = flat_s.clone()
+    if exclude_zero:
+        dead = s == 0
+        s[dead] = math.inf
+        flat_m = flat_m & ~dead
+        n_trainable = int(flat_m.sum())
     s[~flat_m] = math.inf
     k = min(int(math.floor(density * n_total)), n_trainable - 1)
     if k < 1:
@@ -323,6 +331,7 @@ class CalibrationReport:
     scheduled_densities: list[float] = field(default_factory=list)
     achieved_densities: list[float] = field(default_factory=list)
     thresholds: list[float] = field(default_factory=list)
+    zero_scores: list[int] = field(default_factory=list)  # entries scoring exactly 0, per round
     round_masks: list[Mask] = field(default_factory=list)
 
     def to_dict(self) -> dict:
@@ -335,13 +344,15 @@ class CalibrationReport:
 def talos_calibrate(model: Classifier, examples: Sequence[Example], task: str, names: Sequence[str] | None = None,
                     sparsity: float = 0.9, rounds: int = 4, soft_value: float = 0.1, target: str = "logprob",
                     batch_size: int = 16, seed: int = 0, overrides: Mapping[str, torch.Tensor] | None = None,
-                    method: str = "auto", progress: bool = True) -> tuple[Mask, CalibrationReport]:
+                    method: str = "auto", progress: bool = True, exclude_zero: bool = False
+                    ) -> tuple[Mask, CalibrationReport]:
     """P2 Alg. 1 (l.3-26) / official TaLoS calibration: iterative lowest-Fisher mask (True = trainable).
 
     Round r: scores = Eq. 7 Fisher of the network with the current soft mask active (W ⊙ m via overrides),
     taken w.r.t. W (∂/∂W = m ⊙ ∂/∂(W⊙m)); labels sampled with seed ``seed + r − 1``; then :func:`talos_select`
     at density d_r = d^{r/R}.  Masked entries are shrunk to ``soft_value``·W in later rounds (code 0.1, paper
-    appendix "e.g. 0.01").  ``target="logit"`` is the vision-code variant.
+    appendix "e.g. 0.01").  ``target="logit"`` is the vision-code variant.  ``exclude_zero``: see
+    :func:`talos_select` (the report counts the exact zeros of each round).
     """
     names = _check_names(model, model.maskable_names() if names is None else names)
     schedule = talos_schedule(sparsity, rounds)
@@ -359,7 +370,8 @@ def talos_calibrate(model: Classifier, examples: Sequence[Example], task: str, n
         for n in names:  # chain rule through W ⊙ m: (∂/∂W)² = m² (∂/∂(W⊙m))²
             m = torch.where(trainable.tensors[n].to(fisher[n].device), 1.0, float(soft_value))
             scores[n] = fisher[n] * m * m
-        trainable, t = talos_select(scores, trainable, d_r)
+        report.zero_scores.append(int(sum(int((scores[n] == 0).sum()) for n in names)))
+        trainable, t = talos_select(scores, trainable, d_r, exclude_zero=exclude_zero)
         report.scheduled_densities.append(d_r)
         report.achieved_densities.append(trainable.density())
         report.thresholds.append(t)

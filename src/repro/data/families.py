@@ -1,4 +1,5 @@
-"""Task loading for P2's model families (``Profile.data_source`` "hub-vision", "hub-nlp", "synthetic-images").
+"""Task loading for P2's model families (``Profile.data_source`` "hub-vision", "hub-nlp", "synthetic-images",
+"packaged-images": real images shipped in installed packages, :mod:`repro.data.packaged_images`).
 
 "hub-vision" and "hub-nlp" read the fetched layout (:mod:`repro.data.layout`) under ``data_dir`` (default: the data
 root, ``$REPRO_DATA`` or ``data/``), which ``repro fetch --profile paper --family vision|nlp`` writes.
@@ -44,6 +45,14 @@ def _synthetic_images(name: str, profile: "Profile", data_dir: str | Path | None
             _images(sp["test"]))
 
 
+def _packaged_images(name: str, profile: "Profile", data_dir: str | Path | None
+                     ) -> tuple[TaskSpec, list, list, list]:
+    from repro.data.packaged_images import load_images, task_spec  # heavy: numpy / skimage readers
+
+    sp = load_images(name)
+    return task_spec(name), sp["train"], sp["val"], sp["test"]
+
+
 def _hub_nlp(name: str, profile: "Profile", data_dir: str | Path | None) -> tuple[TaskSpec, list, list, list]:
     return load_nlp(name, data_dir)
 
@@ -81,6 +90,7 @@ FAMILY_SOURCES: dict[str, FamilySource] = {
     "hub-vision": FamilySource("hub-vision", _hub_vision),
     "hub-nlp": FamilySource("hub-nlp", _hub_nlp),
     "synthetic-images": FamilySource("synthetic-images", _synthetic_images),
+    "packaged-images": FamilySource("packaged-images", _packaged_images),
 }
 
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from repro.data.loaders import HUB_SOURCES
 from repro.data.packaged import SOURCES as PACKAGED
+from repro.data.packaged_images import IMAGE_SOURCES
 
 if TYPE_CHECKING:  # pragma: no cover
     from repro.profiles import Profile
@@ -68,6 +69,10 @@ def task_provenance(profile: "Profile", task: str, data_dir: str | Path | None =
         where = f"hub:{hub.path}" if hub is not None else "hub"
         return TaskProvenance(task, "real", where, f"{task} from the hub (repro fetch --profile paper)",
                               "the dataset's", "the dataset's labels")
+    if src == "packaged-images" and task in IMAGE_SOURCES:
+        im = IMAGE_SOURCES[task]
+        return TaskProvenance(task, "real", f"{im.package}:{task}", f"{im.title}; {im.origin}", im.licence,
+                              im.label_rule)
     if src in _FAMILY_SOURCES:
         kind, title = _FAMILY_SOURCES[src]
         return TaskProvenance(task, kind, src, title, "the dataset's" if kind == "real" else "ours",

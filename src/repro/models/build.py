@@ -63,7 +63,7 @@ def _efficientnet_lite0(p: Profile, seed: int) -> Classifier:
 
     from repro.data.packaged_images import head_examples  # the vision family only (reads its packaged images)
 
-    return efficientnet_classifier.build_efficientnet_lite0(head_examples=head_examples)
+    return efficientnet_classifier.build_efficientnet_lite0(image_size=p.image_size, head_examples=head_examples)
 
 
 def _tiny_efficientnet_lite(p: Profile, seed: int) -> Classifier:

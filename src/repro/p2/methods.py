@@ -177,6 +177,7 @@ def talos_mask(wb: "Workbench", task: str, seed: int | None = None, sparsity: fl
     target = p.talos.target  # "logprob" (cpu/smoke), "logit" (CLIP raw logit), "sequence-loglik" (T5)
     config = {"kind": "talos", "sparsity": sparsity, "rounds": p.talos.rounds, "soft": p.talos.soft_value,
               "n": p.talos.calibration_examples, "target": target, **_data_config(wb, task, seed),
+              **({"exclude_zero": True} if p.talos.exclude_zero else {}),
               **calibration_key(wb)}
 
     def compute() -> tuple[Mask, dict]:
@@ -185,7 +186,7 @@ def talos_mask(wb: "Workbench", task: str, seed: int | None = None, sparsity: fl
         with calibration_preprocessing(wb, seed):
             mask, report = talos_calibrate(wb.model, examples, task, wb.names("maskable"), sparsity=sparsity,
                                            rounds=p.talos.rounds, soft_value=p.talos.soft_value, target=target,
-                                           seed=seed, progress=progress)
+                                           seed=seed, progress=progress, exclude_zero=p.talos.exclude_zero)
         return mask, {"report": report.to_dict(), "seconds": time.perf_counter() - start}
 
     return wb.cached("mask", config, compute, MASK)

@@ -15,15 +15,15 @@ from repro.jobs import DataUse, JobSpec, finetune_job, make_job, ref
 from repro.p2.methods import LORA_ALPHA, LORA_RANK, LOTA_DENSITY, P2_METHODS, p2_recipe
 from repro.profiles import Profile
 
-#: the cpu plan's tasks (a breadth cut from the profile's six; all accuracy tasks): the §5.1 plan's and the zoo's
+#: the cpu plan's text tasks (a breadth cut from the profile's six; all accuracy tasks): the zoo's on the text family
 CPU_TASKS: tuple[str, ...] = ("SST-2", "TREC", "QNLI")
 
 
 def zoo_tasks(profile: Profile) -> list[str]:
-    """The tasks the profile's P2 zoo is trained on: those of the §5.1 plan (cpu: :data:`CPU_TASKS`, else the
-    profile's ``p2_tasks``), which the P2 chapters after it (Figs. 2-3, 6-9) reuse from the artifact store instead
-    of training more tasks."""
-    return list(CPU_TASKS if profile.plan == "cpu" else profile.p2_tasks)
+    """The tasks the profile's P2 zoo is trained on (cpu text family: :data:`CPU_TASKS`; else the profile's, or its
+    model family's, ``p2_tasks``), which the P2 chapters (Tables 1-2, Figs. 2-3, 6-9) share through the artifact
+    store instead of training more tasks."""
+    return list(CPU_TASKS if profile.plan == "cpu" and profile.p2_model_family == "text" else profile.p2_tasks)
 
 
 def data_how(profile: Profile) -> str:

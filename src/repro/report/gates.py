@@ -166,16 +166,18 @@ def negation_control_reason(zero_shot_control: float, n_classes: int,
 
 
 def is_vision_model(model: str) -> bool:
-    """True for the CLIP ViT image encoders (the papers' vision setting)."""
+    """True for an image encoder: the CLIP ViTs (the papers' vision setting) or the EfficientNet-Lite0 of the cpu
+    profile's vision family (its offline stand-in, real images; issue 26)."""
     m = model.lower()
-    return "clip" in m or "vit" in m
+    return "clip" in m or "vit" in m or "efficientnet" in m
 
 
 def vision_reason(model: str) -> str | None:
     """Why a vision-only claim is not testable with ``model`` (or None for a vision model)."""
     if is_vision_model(model):
         return None
-    return f"vision claim: judged only on a CLIP ViT, and this profile's model is {model}"
+    return (f"vision claim: judged only on an image model (CLIP ViT, or the cpu profile's EfficientNet-Lite0 "
+            f"vision family), and this run's model is {model}")
 
 
 def tiny_model_reason(model: str) -> str | None:

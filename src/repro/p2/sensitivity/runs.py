@@ -41,11 +41,16 @@ RANDOM_SOURCE = "random 10%"
 def lowest_sensitivity_mask(model: Classifier, examples: Sequence[Example], task: str,
                             names: Sequence[str] | None = None, fraction: float = 0.1, target: str = "logprob",
                             batch_size: int = 16, seed: int = 0, overrides: Mapping[str, torch.Tensor] | None = None,
-                            method: str = "auto", progress: bool = True) -> Mask:
-    """P2 §4.1 (Fig. 1, 10, 11): the ``fraction`` of entries with the lowest Eq. 7 Fisher (one round, sampled labels)."""
+                            method: str = "auto", progress: bool = True, exclude_zero: bool = False) -> Mask:
+    """P2 §4.1 (Fig. 1, 10, 11): the ``fraction`` of entries with the lowest Eq. 7 Fisher (one round, sampled labels).
+
+    ``exclude_zero`` (TalosRecipe.exclude_zero): exact-zero scores (dead units) are never selected; the fraction
+    is still of all entries, taken from the others."""
     check_fraction(fraction, "fraction")
     scores = diagonal_fisher(model, examples, task, names, target=target, label_source="sampled",
                              batch_size=batch_size, seed=seed, overrides=overrides, method=method, progress=progress)
+    if exclude_zero:  # a NaN score is never selected (Mask.top_k)
+        scores = {n: s.masked_fill(s == 0, float("nan")) for n, s in scores.items()}
     return Mask.top_fraction(scores, fraction, largest=False)
 
 
@@ -103,13 +108,14 @@ def low_sensitivity_mask(wb: "Workbench", task: str, n_examples: int, fraction: 
     seed = wb.seed if seed is None else seed
     config = {"kind": "low-sensitivity", "task": task, "n": n_examples, "fraction": fraction, "seed": seed,
               "k": wb.profile.k_shot, "target": "logprob", **wb.data_key(),
-              **calibration_key(wb)}
+              **({"exclude_zero": True} if wb.profile.talos.exclude_zero else {}), **calibration_key(wb)}
 
     def compute() -> tuple[Mask, dict]:
         examples = calibration_examples(wb, task, n_examples, seed=seed)
         start = time.perf_counter()
         mask = lowest_sensitivity_mask(wb.model, examples, task, wb.names("maskable"), fraction=fraction,
-                                       target="logprob", seed=seed, progress=False)
+                                       target="logprob", seed=seed, progress=False,
+                                       exclude_zero=wb.profile.talos.exclude_zero)
         return mask, {"seconds": time.perf_counter() - start, "n_examples": len(examples)}
 
     return wb.cached("mask", config, compute, MASK)

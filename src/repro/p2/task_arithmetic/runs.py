@@ -150,7 +150,8 @@ def training_log(runs: Sequence[SeedRun]) -> pd.DataFrame:
 class Correctness:
     """Per-example 0/1 test correctness of every reported number: ``data[(method label, kind)][task]`` is a
     ``[seeds, examples]`` array (kind: ``single`` = single-task at α = 1, ``addition`` = the merged model at α*,
-    ``target`` / ``control`` = negation of the task at its α*).  Every method shares the test examples."""
+    ``target`` / ``control`` = negation of the task at its α*).  Every method shares the test examples (the control
+    arrays: the control task's, whose size may differ from the task's)."""
 
     def __init__(self, data: Mapping[tuple[str, str], Mapping[str, Any]], tasks: Sequence[str]) -> None:
         self.tasks = list(tasks)
@@ -158,7 +159,11 @@ class Correctness:
         for (label, kind), by_task in self.data.items():
             if kind not in KINDS:
                 raise ValueError(f"unknown correctness kind {kind!r} for {label}; use one of {KINDS}")
-        shapes = {t: {v[t].shape for v in self.data.values()} for t in self.tasks}
+        # the control arrays score the control task's test examples (their own size), the others the task's
+        shapes: dict[str, set] = {}
+        for (_, kind), by_task in self.data.items():
+            for t in self.tasks:
+                shapes.setdefault(f"{t} (control)" if kind == "control" else t, set()).add(by_task[t].shape)
         bad = {t: s for t, s in shapes.items() if len(s) > 1}
         if bad:
             raise ValueError(f"correctness arrays differ in shape (seeds × examples) across methods: {bad}")
