@@ -104,12 +104,14 @@ def p2_curves() -> None:
     plt.close(fig)
 
 
+ONE_SE = 0.01  #: one standard error of a mean of two 256-image dev accuracies near 0.95
 VISION_DATA = "packaged-images"  #: the data tag of the vision family's sweeps (tune_cpu.py --model-family vision)
 
 
 def vision_lr() -> None:
     """The vision family's learning-rate sweep: one panel per task, each method's dev accuracy (at the family's
-    steps) against the lr, the chosen lr (best mean over the tasks) circled."""
+    steps) against the lr, the chosen lr circled: the smallest whose mean over the tasks is within one standard
+    error (:data:`ONE_SE`) of the best."""
     files = [r for r in _load("p2-curve-") if r["data"] == VISION_DATA]
     if not files:
         return
@@ -123,7 +125,8 @@ def vision_lr() -> None:
     chosen = {}
     for lab in labels:
         lrs = sorted({lr for t, m, lr in acc if m == lab and all((u, m, lr) in acc for u in tasks)})
-        chosen[lab] = max(lrs, key=lambda lr: sum(acc[(t, lab, lr)] for t in tasks))
+        mean = {lr: sum(acc[(t, lab, lr)] for t in tasks) / len(tasks) for lr in lrs}
+        chosen[lab] = min(lr for lr in lrs if mean[lr] >= max(mean.values()) - ONE_SE)  # the one-SE rule
     fig, axes = plt.subplots(1, len(tasks), figsize=(4.8 * len(tasks), 3.8), squeeze=False)
     for ax, task in zip(axes[0], tasks):
         zero = next(r["zero_shot"] for r in files if r["task"] == task)
@@ -137,7 +140,8 @@ def vision_lr() -> None:
         ax.set_ylabel(f"dev accuracy (n = {files[0]['n_dev']})")
         ax.set_title(f"vision family: {task}, {files[0]['recipe']['steps']} steps")
     axes[0][-1].legend(fontsize=7, loc="lower left")
-    fig.suptitle("circled: each method's lr, the best mean dev accuracy over the panels", fontsize=9)
+    fig.suptitle("circled: each method's lr, the smallest within one standard error (1 point) of the best mean dev "
+                 "accuracy over the panels", fontsize=9)
     fig.tight_layout()
     fig.savefig(FIGURES / "vision_lr.png", dpi=120)
     plt.close(fig)
