@@ -356,3 +356,23 @@ def test_correctness_lets_the_control_have_its_own_test_size():
     with pytest.raises(ValueError, match="differ in shape"):
         Correctness({("TaLoS", "target"): {"A": _correct(0.4, 200)}, ("DARE", "target"): {"A": _correct(0.6, 80)}},
                     ["A"])
+
+
+def test_a_comparator_that_did_not_learn_is_not_a_normalized_rival():
+    """Breadcrumbs whose single-task models sit at zero-shot has normalized accuracy ≈ 100 % by construction."""
+    n = 1000
+    data = {("TaLoS", "addition"): {t: _correct(0.80, n) for t in "AB"},
+            ("TaLoS", "single"): {t: _correct(0.90, n) for t in "AB"},
+            ("TIES-Merging", "addition"): {t: _correct(0.70, n, 5) for t in "AB"},
+            ("TIES-Merging", "single"): {t: _correct(0.90, n, 5) for t in "AB"},
+            ("Breadcrumbs", "addition"): {t: _correct(0.52, n, 9) for t in "AB"},
+            ("Breadcrumbs", "single"): {t: _correct(0.52, n, 9) for t in "AB"}}
+    ex = Correctness(data, ["A", "B"])
+    zero = {"A": 0.50, "B": 0.50}
+    out = ca.unlearned_methods(ex, zero)
+    assert list(out) == ["Breadcrumbs"] and out["Breadcrumbs"] == pytest.approx(2.0)
+    rows = _rows({("TaLoS", "norm_acc"): 88.9, ("TIES-Merging", "norm_acc"): 77.8, ("Breadcrumbs", "norm_acc"): 100.0,
+                  ("TaLoS", "abs_acc"): 80.0, ("TIES-Merging", "abs_acc"): 70.0, ("Breadcrumbs", "abs_acc"): 52.0})
+    assert ca.table1_best(_res(), rows, ex, reason=None, context="x")["verdict"] == "does-not-hold"
+    c = ca.table1_best(_res(), rows, ex, reason=None, context="x", unlearned=out)
+    assert c["verdict"] == "holds" and "TIES-Merging" in c["ours"] and "Breadcrumbs +2.0" in c["note"]
