@@ -376,3 +376,11 @@ def test_a_comparator_that_did_not_learn_is_not_a_normalized_rival():
     assert ca.table1_best(_res(), rows, ex, reason=None, context="x")["verdict"] == "does-not-hold"
     c = ca.table1_best(_res(), rows, ex, reason=None, context="x", unlearned=out)
     assert c["verdict"] == "holds" and "TIES-Merging" in c["ours"] and "Breadcrumbs +2.0" in c["note"]
+
+
+def test_table5_adamerging_that_ends_below_zero_shot_is_not_a_test():
+    rows = _rows5(1.25, 1.25) + _rows({("Pre-trained (Zero-shot)", "abs_acc"): 60.0, ("TaLoS", "abs_acc"): 70.0,
+                                       ("TaLoS + Task-wise AdaMerging", "abs_acc"): 25.0,
+                                       ("TaLoS + Layer-wise AdaMerging", "abs_acc"): 71.0})
+    c = ca.table5_adamerging(_res(), rows, _ex5(2000, 20, 20))
+    assert c["verdict"] == "not-testable" and "diverged" in c["note"] and "task-wise 25.0 %" in c["note"]
