@@ -384,3 +384,13 @@ def test_table5_adamerging_that_ends_below_zero_shot_is_not_a_test():
                                        ("TaLoS + Layer-wise AdaMerging", "abs_acc"): 71.0})
     c = ca.table5_adamerging(_res(), rows, _ex5(2000, 20, 20))
     assert c["verdict"] == "not-testable" and "diverged" in c["note"] and "task-wise 25.0 %" in c["note"]
+
+
+def test_single_task_frame_shows_each_methods_normalizers_and_gain():
+    from repro.p2.task_arithmetic.views import single_task_frame
+
+    ex = Correctness({("TaLoS", "single"): {"A": _correct(0.9, 100), "B": _correct(0.7, 100)},
+                      ("Breadcrumbs", "single"): {"A": _correct(0.5, 100), "B": _correct(0.5, 100)}}, ["A", "B"])
+    f = single_task_frame(ex, {"A": 0.5, "B": 0.5})
+    assert f.loc["TaLoS", "A"] == 90.0 and f.loc["TaLoS", "mean gain over zero-shot"] == 30.0
+    assert f.loc["Breadcrumbs", "mean gain over zero-shot"] == 0.0
