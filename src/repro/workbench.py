@@ -34,6 +34,7 @@ from repro.paths import artifacts_dir as artifacts_dir_path, folder_digest, data
 from repro.profiles import FinetuneRecipe, GraftRecipe, Profile, get_profile
 from repro.data.layout import FAMILY_DIRS
 from repro.data.packaged import package_digest
+from repro.data.packaged_images import IMAGE_SOURCES, source_digest
 
 FT_METHODS = ("ft", "bitfit", "l1", "linearized", "masked")
 T = TypeVar("T")
@@ -170,6 +171,10 @@ class Workbench:
                 tag += f":{folder_digest(data_root(), exclude=[d for d in FAMILY_DIRS.values() if d])}"
         if tag == "generated":
             tag += f":seed={int(self.profile.generated_seed)}"
+        if tag in ("synthetic-images", "packaged-images"):  # the side the images are resized to is other data
+            tag += f":px={int(self.profile.image_size)}"
+        if tag.startswith("packaged-images"):  # the package files the images are read from
+            tag += "+" + ",".join(f"{t}@{source_digest(t)}" for t in sorted(IMAGE_SOURCES))
         packaged = dict(self.profile.packaged_tasks)
         if packaged:  # tasks read from an installed package (repro.data.packaged) are other data
             tag += "+" + ",".join(f"{t}={s}@{package_digest(s)}" for t, s in sorted(packaged.items()))

@@ -86,3 +86,13 @@ def test_fig1_mask_never_prunes_dead_weights(tiny_wb):
                                 exclude_zero=True)
     literal = lowest_sensitivity_mask(wb.model, ex, "textures", names, fraction=0.1, seed=0, progress=False)
     assert m.count() == literal.count()
+
+
+def test_cache_keys_cover_the_image_size_and_the_package_files(tmp_path):
+    from repro.data.packaged_images import source_digest
+    from repro.workbench import Workbench
+
+    prof = _vision().with_(model="tiny-efficientnet-lite")
+    a = Workbench(prof, artifacts_dir=tmp_path).data_key()["data"]
+    b = Workbench(prof.with_(image_size=16), artifacts_dir=tmp_path).data_key()["data"]
+    assert a != b and ":px=32+" in a and f"mnist5k@{source_digest('mnist5k')}" in a
