@@ -394,3 +394,12 @@ def test_single_task_frame_shows_each_methods_normalizers_and_gain():
     f = single_task_frame(ex, {"A": 0.5, "B": 0.5})
     assert f.loc["TaLoS", "A"] == 90.0 and f.loc["TaLoS", "mean gain over zero-shot"] == 30.0
     assert f.loc["Breadcrumbs", "mean gain over zero-shot"] == 0.0
+
+
+def test_table1_best_with_no_learned_rival_is_not_testable():
+    rows = _rows({("TaLoS", "norm_acc"): 88.9, ("Breadcrumbs", "norm_acc"): 100.0})
+    ex = Correctness({("TaLoS", "single"): {"A": _correct(0.9, 100)}, ("Breadcrumbs", "single"): {"A": _correct(0.5, 100)},
+                      ("TaLoS", "addition"): {"A": _correct(0.8, 100)},
+                      ("Breadcrumbs", "addition"): {"A": _correct(0.5, 100)}}, ["A"])
+    c = ca.table1_best(_res(), rows, ex, reason=None, context="x", unlearned={"Breadcrumbs": 0.0})
+    assert c["verdict"] == "not-testable" and "no normalized rival" in c["note"] and "Breadcrumbs" in c["note"]

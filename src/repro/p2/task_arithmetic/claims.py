@@ -112,11 +112,16 @@ def table1_best(res: Results, rows1: Rows, ex: Correctness, *, reason: str | Non
     the paired-bootstrap CI of :func:`paired_gap`; methods in ``unlearned`` (:func:`unlearned_methods`) are not
     comparators."""
     unlearned = dict(unlearned or {})
-    tal, best, best_v = best_other(_without(rows1, unlearned), "norm_acc")
+    text = ("TaLoS has the best normalized task-addition accuracy for every model, 1.88 to 4.65 points above the "
+            "second best.")
+    rows = _without(rows1, unlearned)
+    if not any(r["metric"] == "norm_acc" and r["method"] not in ("TaLoS", ZERO_SHOT_LABEL) for r in rows):
+        return res.add_claim("p2-table1-best", text, paper="+1.88 to +4.65", ours="no rival learned",
+                             tasks=ex.tasks, **gate(None, "no other method's single-task models pass the learning "
+                                                          "gate: there is no normalized rival", _left_out(unlearned)))
+    tal, best, best_v = best_other(rows, "norm_acc")
     verdict, ev = paired_gap(ex, "TaLoS", best, normalized=True, op=">")
-    return _gated(res, "p2-table1-best",
-                  "TaLoS has the best normalized task-addition accuracy for every model, 1.88 to 4.65 points above "
-                  "the second best.", "+1.88 to +4.65",
+    return _gated(res, "p2-table1-best", text, "+1.88 to +4.65",
                   f"TaLoS {tal:.2f} vs {best} {best_v:.2f} ({_ci(ev)})", reason,
                   f"{context}; TaLoS − best other normalized accuracy > 0 at the CI's low end{_left_out(unlearned)}",
                   verdict, ev, ex.tasks, per_task_gaps(ex, "TaLoS", best, normalized=True, op=">"))
