@@ -34,43 +34,23 @@ import torch
 from repro.core import grafting as G
 from repro.data import SOURCES, Example, hub_nlp, hub_vision, load_task
 from repro.data.shapes import DATASET_SHAPES
+from repro.chapters import chapter_names, chapters, get_chapter
 from repro.jobs import DataUse, JobSpec, check_deps, dedupe, format_table
 from repro.plans import RANGES_FILE, range_spec
-from repro.p1.appendix import jobs as p1_appendix
-from repro.p1.calibration_ood import jobs as calibration_ood_jobs
-from repro.p1.localization import jobs as localization_jobs
-from repro.p1.multitask_continual import jobs as multitask_continual_jobs
-from repro.p2.appendix import jobs as p2_appendix
-from repro.p2.disentanglement import jobs as disentanglement_jobs
-from repro.p2.sensitivity import jobs as sensitivity_jobs
-from repro.p2.structure_cost import jobs as structure_cost_jobs
-from repro.p2.task_arithmetic import jobs as task_arithmetic_jobs
 from repro.profiles import PROFILES, GraftRecipe, Profile, get_profile
 
-#: every notebook chapter and the function declaring its jobs, in the order that owns shared jobs
-CHAPTERS: dict[str, Callable[..., list[JobSpec]]] = {
-    "p1_localization": localization_jobs.jobs,
-    "p1_calibration_ood": calibration_ood_jobs.jobs,
-    "p1_multitask_continual": multitask_continual_jobs.jobs,
-    "p1_appendix": p1_appendix.jobs,
-    "p2_task_arithmetic": task_arithmetic_jobs.jobs,
-    "p2_sensitivity": sensitivity_jobs.jobs,
-    "p2_disentanglement": disentanglement_jobs.jobs,
-    "p2_structure_cost": structure_cost_jobs.jobs,
-    "p2_appendix": p2_appendix.jobs,
-    "performance": lambda profile, **kw: [],  # measurements of repro.bench, no cached artifact
-}
-NOTEBOOKS: tuple[str, ...] = tuple(CHAPTERS)
+#: every notebook chapter, in book order (the order that owns shared jobs): the chapter registry's
+NOTEBOOKS: tuple[str, ...] = chapter_names()
 
 
 def plan_ranges() -> dict[str, dict[str, dict[str, Any]]]:
     """``{notebook: {field: range}}``: the ranges on every chapter plan's fields (:func:`repro.plans.range_spec`),
     what the runner checks a notebook parameter of the same name against before any kernel starts."""
     out = {}
-    for nb in NOTEBOOKS:
-        if nb[:3] in ("p1_", "p2_"):
-            plans = importlib.import_module(f"repro.{nb[:2]}.{nb[3:]}.plan").PLANS
-            out[nb] = range_spec(type(next(iter(plans.values()))))
+    for chapter in chapters():
+        if chapter.package:
+            plans = chapter.module("plan").PLANS
+            out[chapter.name] = range_spec(type(next(iter(plans.values()))))
     return out
 
 
@@ -95,7 +75,7 @@ def inventory(profile: str | Profile, only: Sequence[str] | None = None, family:
     """The deduplicated jobs of ``only`` (default: every notebook) on ``profile``; ``family`` is the P2 model
     family the P2 notebooks run ("" = each notebook's default, e.g. vision in the paper profile)."""
     prof = get_profile(profile) if isinstance(profile, str) else profile
-    unknown = [n for n in only or () if n not in CHAPTERS]
+    unknown = [n for n in only or () if n not in NOTEBOOKS]
     if unknown:
         raise ValueError(f"unknown notebooks {unknown}; choose from {list(NOTEBOOKS)}")
     if family and family not in families(prof):
@@ -103,7 +83,7 @@ def inventory(profile: str | Profile, only: Sequence[str] | None = None, family:
     specs: list[JobSpec] = []
     for nb in (n for n in NOTEBOOKS if not only or n in only):
         kw = {"model_family": "" if family == "text" else family} if nb.startswith("p2") else {}
-        specs += CHAPTERS[nb](prof, seed=seed, **kw)
+        specs += get_chapter(nb).jobs(prof, seed=seed, **kw)
     return dedupe(specs)
 
 

@@ -23,16 +23,28 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Protocol, Sequence
 
 from repro.data import get_spec, kshot_sizes
 from repro.profiles import FinetuneRecipe, GraftRecipe, Profile
+
+if TYPE_CHECKING:  # pragma: no cover
+    from repro.workbench import Workbench
 
 #: the job kinds, in the order the inventory prints them
 KINDS: tuple[str, ...] = ("finetune", "mask", "graft", "joint-graft", "fish", "adapter", "continual", "tracking",
                           "drift", "arithmetic", "merge")
 #: a forward-only (evaluated) example costs this many example-passes
 EVAL_PASS = 1.0 / 3.0
+
+
+class _Skipped:
+    def __repr__(self) -> str:
+        return "SKIPPED"
+
+
+#: what a job returns when it has nothing to compute (a re-training job whose learned region came out empty)
+SKIPPED = _Skipped()
 
 
 @dataclass(frozen=True)
@@ -70,12 +82,32 @@ class JobSpec:
     uses: tuple[DataUse, ...] = field(default=(), compare=False)
     #: the :class:`Profile` the job was declared with (its Workbench's profile: ``repro job run``), not in JSON
     spec_profile: Profile | None = field(default=None, compare=False, repr=False)
+    #: what the artifact is for in its chapter ("table2", "fig2-curve", ...): how ``runs.py`` finds it
+    #: (:meth:`repro.jobrun.ChapterJobs.select`); outside the id, as several chapters may share an artifact
+    role: str = field(default="", compare=False)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form ``repro plan --json`` prints (``uses`` left out: the check's input, not the job's)."""
         return {"id": self.id, "notebooks": list(self.notebooks), "kind": self.kind, "driver": self.driver,
                 "kwargs": dict(self.kwargs), "deps": list(self.deps), "cost": round(self.cost, 1),
-                "family": self.family}
+                "family": self.family, **({"role": self.role} if self.role else {})}
+
+
+class Artifacts(Protocol):
+    """What a chapter's ``runs.py`` obtains artifacts from (:class:`repro.jobrun.ChapterJobs` in a notebook): the
+    declared specs, found by kind, role and kwargs, each spec's artifact, and the Workbench that evaluates them."""
+
+    wb: "Workbench"
+
+    def select(self, kind: str | None = None, role: str | None = None, **fields: Any) -> list[JobSpec]: ...
+
+    def one(self, kind: str | None = None, role: str | None = None, **fields: Any) -> JobSpec: ...
+
+    def deps(self, spec: JobSpec, kind: str | None = None) -> list[JobSpec]: ...
+
+    def artifact(self, spec: JobSpec) -> Any: ...
+
+    def value(self, spec: JobSpec) -> Any: ...
 
 
 def job_id(kind: str, profile: str, driver: str, kwargs: Mapping[str, Any]) -> str:
@@ -85,7 +117,7 @@ def job_id(kind: str, profile: str, driver: str, kwargs: Mapping[str, Any]) -> s
 
 
 def make_job(kind: str, driver: str, profile: Profile, notebook: str, /, *, deps: Iterable[JobSpec | str] = (),
-             cost: float = 0.0, uses: Sequence[DataUse] = (), **kwargs: Any) -> JobSpec:
+             cost: float = 0.0, uses: Sequence[DataUse] = (), role: str = "", **kwargs: Any) -> JobSpec:
     """A :class:`JobSpec` with its id hashed from ``profile.name``, ``driver`` and the JSON form of ``kwargs``."""
     if kind not in KINDS:
         raise ValueError(f"unknown job kind {kind!r}; choose one of {KINDS}")
@@ -94,7 +126,7 @@ def make_job(kind: str, driver: str, profile: Profile, notebook: str, /, *, deps
     return JobSpec(kind=kind, driver=driver, kwargs=plain, profile=profile.name,
                    id=job_id(kind, profile.name, driver, plain), deps=dep_ids, cost=float(cost),
                    notebooks=(notebook,), family=profile.p2_model_family if notebook.startswith("p2") else "",
-                   uses=tuple(uses), spec_profile=profile)
+                   uses=tuple(uses), spec_profile=profile, role=role)
 
 
 def _plain(value: Any) -> Any:
@@ -214,5 +246,5 @@ def _human(x: float) -> str:
     return f"{x:.0f}"
 
 
-__all__ = ["DataUse", "EVAL_PASS", "JobSpec", "KINDS", "check_deps", "dedupe", "finetune_job", "format_table",
+__all__ = ["Artifacts", "DataUse", "EVAL_PASS", "JobSpec", "KINDS", "SKIPPED", "check_deps", "dedupe", "finetune_job", "format_table",
            "graft_job", "job_id", "make_job", "ref", "summary_rows"]

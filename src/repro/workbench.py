@@ -51,6 +51,11 @@ class StoreMiss(RuntimeError):
         super().__init__(f"{why}: would compute {kind} {Path(path).name} ({reason})")
 
 
+class UndeclaredArtifact(RuntimeError):
+    """A guarded Workbench (a notebook's, :class:`repro.jobrun.ChapterJobs`) was asked for a cached artifact outside
+    the declared job that computes it: the notebook rebuilt a job's arguments instead of asking for its spec."""
+
+
 @dataclass(frozen=True)
 class Codec(Generic[T]):
     """How one kind of cached value is stored: ``save(path, value, meta)``, ``load(path) -> (value, meta)``
@@ -92,11 +97,20 @@ TENSORS: Codec[dict] = Codec("tensors", save_tensors, load_tensors, lambda v: v,
 JSON: Codec[Any] = Codec("json", save_json_artifact, load_json_artifact, lambda v: {}, reload=False)
 
 
+def _brief_config(config: Mapping[str, Any]) -> str:
+    keys = ("kind", "task", "tasks", "k", "seed", "method", "scope", "trainable", "tag")
+    return ", ".join(f"{k}={config[k]!r}" for k in keys if k in config and config[k] not in ("", None))
+
+
 class Workbench:
     """The model at θ_pre + tasks + artifact store for one profile."""
 
     read_only: bool = False  # (class defaults: a Workbench made without __init__, as tests do, computes freely)
     compute_kinds: frozenset[str] | None = None
+    #: the chapter whose declared jobs guard this Workbench (None: unguarded); set by repro.jobrun.ChapterJobs
+    declared: str | None = None
+    #: the id of the job being computed or loaded (repro.jobrun.call_job), None outside any job
+    active_job: str | None = None
 
     def __init__(self, profile: str | Profile, data_dir: str | Path | None = None,
                  artifacts_dir: str | Path | None = None, seed: int = 13, linear_heads: bool = False) -> None:
@@ -219,6 +233,10 @@ class Workbench:
         what may not be computed raises :class:`StoreMiss` instead.
         """
         path = self.store.path(kind, config)
+        if self.declared is not None and self.active_job is None:
+            raise UndeclaredArtifact(f"{self.declared}: {kind} {path.name} ({_brief_config(config)}) was asked for "
+                                     "outside a declared job; obtain it as jobs.artifact(spec) with the spec its "
+                                     "chapter's jobs() lists")
         own = getattr(compute, "__module__", "") or ""
         modules = tuple(code) if code is not None else (*CODE_MODULES, *([own] if own.startswith("repro.") else []))
         stamp = code_fingerprint(tuple(sorted(set(modules))))

@@ -13,7 +13,9 @@ from repro.data import TaskData
 from repro.core.finetune import train
 from repro.core.masks import Mask, placement_rows
 from repro.profiles import FinetuneRecipe, get_profile
-from repro.p1.regions import (evaluate_region, fish_regions, ft_and_graft, graftable_total, learned_region, lottery_curve,
+from repro.jobrun import ChapterJobs
+from repro.jobs import finetune_job, graft_job
+from repro.p1.regions import (evaluate_region, fish_regions, ft_and_graft, graftable_total, lottery_curve,
                            magnitude_region, middle_layer_share, movement_region, random_region,
                            plotted, retrained_region, scope_fraction, sparsity_curve)
 from repro.p1.trajectory import checkpoint_tracking, finetune_snapshots, model_labels, tracking_summary
@@ -43,6 +45,23 @@ def tau(wb):
     return wb.finetune("sent")
 
 
+def declared(wb, *, base=0.05, sweep=(), scope="graftable"):
+    """A chapter of the fixture task: its FT job, the graft on top-``base`` and the ``sweep`` grafts (``scope``),
+    the graft re-trained and BitFit, all obtained through :class:`ChapterJobs` as a notebook does."""
+    prof = wb.profile
+    ft = finetune_job(prof, "p1_test", "sent", prof.p1_finetune)
+    grafts = [graft_job(prof, "p1_test", "sent", ft, base)]
+    grafts += [graft_job(prof, "p1_test", "sent", ft, s, scope=scope) for s in sweep]
+    retrain = finetune_job(prof, "p1_test", "sent", prof.p1_finetune, trainable=grafts[0])
+    bitfit = finetune_job(prof, "p1_test", "sent", prof.p1_finetune, trainable="bias")
+    return ChapterJobs(wb, "p1_test", None, specs=[ft, *grafts, retrain, bitfit])
+
+
+def learned_of(jobs, scope="graftable"):
+    """{sparsity: learned graft} of the declared graft jobs of ``scope``."""
+    return {g.kwargs["base"]: jobs.value(g) for g in jobs.select(kind="graft", scope=scope)}
+
+
 def test_region_builders_sizes(wb, tau):
     total = graftable_total(wb)
     s = 0.05
@@ -62,7 +81,9 @@ def test_region_builders_sizes(wb, tau):
 
 
 def test_sparsity_curve_rows_and_graft_cache(wb, tau):
-    rows = sparsity_curve(wb, "sent", tau, [0.01, 0.05], random_seeds=(0, 1), label="SGD")
+    jobs = declared(wb, sweep=[0.01])
+    grafts = learned_of(jobs)
+    rows = sparsity_curve(wb, "sent", tau, [0.01, 0.05], random_seeds=(0, 1), label="SGD", learned=grafts)
     assert {r["region"] for r in rows} == {"learned", "movement", "random", "movement-matched"}
     assert len(rows) == 2 * (1 + 1 + 2 + 1)
     total = graftable_total(wb)
@@ -79,10 +100,14 @@ def test_sparsity_curve_rows_and_graft_cache(wb, tau):
         assert matched["acc"] == pytest.approx(float(np.mean(matched["correct"])))
         move = next(r for r in rows if r["region"] == "movement" and r["target_sparsity"] == s)
         assert move["count"] == int(s * total)
-    mask, meta = learned_region(wb, "sent", tau, 0.05)  # cached: same region as in the sweep
-    assert mask.count() == next(r["count"] for r in rows if r["region"] == "learned" and r["target_sparsity"] == 0.05)
+    assert grafts[0.05].count() == next(r["count"] for r in rows
+                                         if r["region"] == "learned" and r["target_sparsity"] == 0.05)
     assert all("correct" not in r for r in plotted(rows)) and len(plotted(rows)) == len(rows)
-    bias_rows = sparsity_curve(wb, "sent", tau, [0.01], regions=("learned", "movement"), scope="bias")
+    with pytest.raises(ValueError, match="pass its graft"):
+        sparsity_curve(wb, "sent", tau, [0.2], regions=("learned",), learned=grafts)
+    bias_jobs = declared(wb, sweep=[0.01], scope="bias")
+    bias = {s: bias_jobs.value(g) for s, g in zip([0.01], bias_jobs.select(kind="graft", scope="bias"))}
+    bias_rows = sparsity_curve(wb, "sent", tau, [0.01], regions=("learned", "movement"), scope="bias", learned=bias)
     assert all(r["scope"] == "bias" for r in bias_rows)
 
 
@@ -166,15 +191,15 @@ def test_seed_rows_and_printed_cells():
 
 
 def test_ft_and_graft_and_retraining(wb, tau):
-    out = ft_and_graft(wb, "sent", base=0.05)
+    jobs = declared(wb)
+    out = ft_and_graft(jobs, jobs.one(kind="graft"))
     assert out["ft"]["value"] == wb.evaluate("sent", "test", wb.overrides(tau))["value"]
     assert 0 <= out["graft"]["agreement"] <= 1 and out["graft"]["count"] == out["mask"].count()
     assert out["ft"]["sparsity_pct"] == 100.0
-    empty = retrained_region(wb, "sent", Mask.empty(wb.shapes("graftable")))
-    assert empty["value"] == wb.evaluate("sent", "test", None)["value"] and empty["count"] == 0
-    bitfit = retrained_region(wb, "sent", "bias")
+    bitfit = retrained_region(jobs, jobs.one(kind="finetune", trainable="bias"))
     assert bitfit["count"] == sum(wb.pre[n].numel() for n in wb.names("bias"))
-    region = retrained_region(wb, "sent", out["mask"])
+    spec = next(s for s in jobs.select(kind="finetune") if s.deps)
+    region = retrained_region(jobs, spec)
     assert region["count"] == out["mask"].count()
     assert len(region["correct"]) == len(out["correct"]["graft"])  # same test examples: paired with the graft
     assert region["acc"] == pytest.approx(float(np.mean(region["correct"])))

@@ -4,7 +4,7 @@ A *region* is a :class:`~repro.core.masks.Mask` over an eligible parameter set; 
 θ_pre + γ ⊙ τ (P1 Eq. 1, τ = θ_ft − θ_pre), evaluated through overrides.  This module builds and scores the
 regions the paper compares:
 
-- ``learned``: the graft learned by P1 Eq. 2-4 on top of γ_base = top-s movement (:meth:`Workbench.graft`);
+- ``learned``: the graft learned by P1 Eq. 2-4 on top of γ_base = top-s movement (a chapter's graft job);
 - ``movement``: γ_base alone, the top-s entries by |τ| (P1 Fig. 2);
 - ``random``: a uniformly random region of the same size (P1 Fig. 2, Table 8);
 - ``movement-matched``: the top entries by |τ|, exactly as many as the learned region has (issue 15 §2: the
@@ -30,11 +30,12 @@ from repro.core.fisher import fish_masks
 from repro.core.grafting import movement_mask, zero_outside_params
 from repro.core.masks import Mask
 from repro.core.metrics import agreement
-from repro.jobs import JobSpec, finetune_job, graft_job
+from repro.jobs import SKIPPED, JobSpec, finetune_job, graft_job
 from repro.models.base import layer_index
 from repro.workbench import MASK
 
 if TYPE_CHECKING:  # pragma: no cover
+    from repro.jobs import Artifacts
     from repro.profiles import FinetuneRecipe, GraftRecipe, Profile
     from repro.workbench import Workbench
 
@@ -141,70 +142,61 @@ def fish_regions(wb: "Workbench", task: str, densities: Sequence[float], *, k: i
     return out
 
 
-def learned_region(wb: "Workbench", task: str, vector: Mapping[str, torch.Tensor], sparsity: float, *,
-                   scope: str = "graftable", graft: GraftRecipe | None = None, k: int | None = None,
-                   seed: int | None = None) -> tuple[Mask, dict]:
-    """P1 Eq. 2-4 graft on γ_base = top-``sparsity`` movement (sparsity of the graftable set), cached; ``graft``
-    None: the profile's recipe."""
-    base = sparsity if scope == "graftable" else scope_fraction(wb, sparsity, scope)
-    return wb.graft(task, vector, base=base, recipe=graft, scope=scope, k=k, seed=seed)
-
-
 # --- one fine-tuned model vs its graft (P1 Table 1-2) ------------------------------------------------------
-def ft_and_graft(wb: "Workbench", task: str, *, k: int | None = None, seed: int | None = None,
-                 base: float | None = None, graft: GraftRecipe | None = None, recipe=None,
-                 examples: Sequence[Example] | None = None) -> dict:
-    """P1 Table 2 for one (task, k, seed): the FT model and its learned graft on γ_base = top-``base``.
+def ft_and_graft(jobs: "Artifacts", graft: JobSpec, *, examples: Sequence[Example] | None = None) -> dict:
+    """P1 Table 2 for one declared graft job: its FT model (the graft's upstream job) and the learned graft on
+    γ_base = top-``base``, both scored on ``examples`` (default the test split).
 
     Returns ``{"tau", "mask", "meta", "ft", "graft", "correct"}``; ``ft`` / ``graft`` are score dicts (fractions)
     with the region size fields, and ``graft["agreement"]`` = share of test examples on which graft and FT agree;
     ``correct`` holds per-example 0/1 arrays ``ft``, ``graft`` (correct) and ``agree`` on the same examples, for
     paired bootstraps (:mod:`repro.report.verdicts`).
     """
-    base = wb.profile.graft_base_sparsity if base is None else base
-    tau = wb.finetune(task, recipe, k=k, seed=seed)
-    mask, meta = wb.graft(task, tau, base=base, k=k, recipe=graft, seed=seed)
+    wb, task = jobs.wb, graft.kwargs["task"]
+    tau = jobs.value(jobs.deps(graft, "finetune")[0])
+    mask, meta = jobs.artifact(graft)
     ft, ft_pred = evaluate_overrides(wb, task, wb.overrides(tau), examples=examples)
-    graft, graft_pred = evaluate_overrides(wb, task, wb.overrides(tau, mask=mask), examples=examples,
-                                           reference=ft_pred)
+    scored, graft_pred = evaluate_overrides(wb, task, wb.overrides(tau, mask=mask), examples=examples,
+                                            reference=ft_pred)
     total = graftable_total(wb)
-    graft.update(size_fields(mask, total))
+    scored.update(size_fields(mask, total))
     ft.update({"count": total, "density": 1.0, "sparsity_pct": 100.0})
-    graft["base_count"] = meta.get("base_count")
+    scored["base_count"] = meta.get("base_count")
     correct = {"ft": ft_pred.correct(),
                "graft": graft_pred.correct(),
                "agree": (graft_pred.preds == ft_pred.preds).to(torch.uint8).cpu().numpy()}
-    return {"tau": tau, "mask": mask, "meta": meta, "ft": ft, "graft": graft, "correct": correct}
+    return {"tau": tau, "mask": mask, "meta": meta, "ft": ft, "graft": scored, "correct": correct}
 
 
-def retrained_region(wb: "Workbench", task: str, trainable: Mask | str, *, k: int | None = None,
-                     seed: int | None = None, recipe=None,
-                     examples: Sequence[Example] | None = None) -> dict:
-    """P1 Table 1: fine-tune from θ_pre updating only ``trainable`` (a learned region: graft re-training; "bias":
-    BitFit), then score the result; ``count`` / ``sparsity_pct`` give the number of updated entries and ``correct``
-    the per-example 0/1 correctness."""
-    if isinstance(trainable, Mask) and trainable.count() == 0:
-        tau = None  # nothing to train (e.g. an empty graft of a tiny smoke model): the pre-trained model
-    else:
-        tau = wb.finetune(task, recipe, k=k, seed=seed, trainable=trainable)
+def retrained_region(jobs: "Artifacts", spec: JobSpec, *, examples: Sequence[Example] | None = None) -> dict:
+    """P1 Table 1 for one declared fine-tune job of a region: from θ_pre, only its ``trainable`` entries updated (a
+    learned graft region: graft re-training; "bias": BitFit), then scored; ``count`` / ``sparsity_pct`` give the
+    number of updated entries and ``correct`` the per-example 0/1 correctness.  An empty learned region trains
+    nothing (the job is skipped) and scores as the pre-trained model."""
+    wb, task = jobs.wb, spec.kwargs["tasks"][0]
+    regions = jobs.deps(spec, "graft")
+    region = jobs.value(regions[0]) if regions else None
+    out = jobs.artifact(spec)
+    tau = None if out is SKIPPED else out[0]
     scores, pred = evaluate_overrides(wb, task, wb.overrides(tau), examples=examples)
     scores["correct"] = pred.correct()  # per example, for bootstraps
     total = graftable_total(wb)
-    if isinstance(trainable, Mask):
-        count = trainable.count()
+    if region is not None:
+        count = region.count()
     else:
-        count = sum(int(torch.Size(s).numel()) for s in wb.shapes(trainable).values())
+        count = sum(int(torch.Size(s).numel()) for s in wb.shapes(spec.kwargs["trainable"]).values())
     return {**scores, "count": count, "density": count / total, "sparsity_pct": 100.0 * count / total}
 
 
 # --- sweeps -----------------------------------------------------------------------------------------
 def sparsity_curve(wb: "Workbench", task: str, vector: Mapping[str, torch.Tensor], sparsities: Iterable[float],
-                   regions: Sequence[str] = REGIONS, *, scope: str = "graftable", graft: GraftRecipe | None = None,
-                   k: int | None = None, random_seeds: Sequence[int] = (0,),
+                   regions: Sequence[str] = REGIONS, *, scope: str = "graftable",
+                   learned: Mapping[float, Mask] | None = None, random_seeds: Sequence[int] = (0,),
                    examples: Sequence[Example] | None = None, label: str = "") -> list[dict]:
     """P1 Fig. 2 / 3 / 4a / 5: accuracy of learned, movement (γ_base) and random regions vs region size.
 
-    One row per (sparsity, region[, random seed]): ``task, region, scope, target_sparsity`` (fraction of the
+    ``learned``: the learned graft of each sparsity (the chapter's declared graft jobs, P1 Eq. 2-4 on γ_base), needed
+    when ``regions`` holds "learned".  One row per (sparsity, region[, random seed]): ``task, region, scope, target_sparsity`` (fraction of the
     graftable set asked for), the size fields (of the region actually used: a learned graft may end larger or
     smaller than γ_base), ``value/acc/ece`` (fractions), ``correct`` (per-example 0/1 on ``examples``, for paired
     bootstraps; :func:`plotted` drops it) and ``label`` (e.g. the FT variant).  Random and movement-matched
@@ -217,21 +209,24 @@ def sparsity_curve(wb: "Workbench", task: str, vector: Mapping[str, torch.Tensor
     rows = []
     for s in sparsities:
         base = movement_region(wb, vector, s, scope)
-        learned = None
+        grafted = None
         if "learned" in regions:
-            learned, meta = learned_region(wb, task, vector, s, scope=scope, graft=graft, k=k)
+            if learned is None or s not in learned:
+                raise ValueError(f"region 'learned' at sparsity {s}: pass its graft (the chapter's graft job) in "
+                                 "learned")
+            grafted = learned[s]
         for region in regions:
             if region == "random":
-                size = learned.count() if learned is not None else base.count()
+                size = grafted.count() if grafted is not None else base.count()
                 masks = [(seed, random_region(wb, size, seed, scope)) for seed in random_seeds]
             elif region == "movement-matched":
-                if learned is None:
+                if grafted is None:
                     raise ValueError("region 'movement-matched' has the learned region's size: add 'learned'")
                 shapes = wb.shapes(scope)
                 scores = {n: d.abs() for n, d in restrict(vector, shapes).items()}
-                masks = [(None, Mask.top_k(scores, learned.count()))]
+                masks = [(None, Mask.top_k(scores, grafted.count()))]
             else:
-                masks = [(None, learned if region == "learned" else base)]
+                masks = [(None, grafted if region == "learned" else base)]
             for seed, mask in masks:
                 scores, pred = evaluate_overrides(wb, task, wb.overrides(vector, mask=mask), examples=examples)
                 rows.append({"task": task, "label": label, "region": region, "scope": scope,

@@ -44,6 +44,7 @@ import nbformat
 
 from repro.paths import book_dir, repo_root, results_path
 from repro.profiles import PROFILES
+from repro.chapters import write_toc
 from repro.report.results import ResultsError, load_results, validate
 from repro.departures import departures_markdown
 from repro.report.claims_page import claims_page_markdown
@@ -247,6 +248,15 @@ def build_book(profile: str = "cpu", only: Iterable[str] | None = None, jobs: in
                                                                        built + " UTC"))
     log(f"claims page: {n_claims} claims from {len(results)} results files")
 
+    unused = {n: r["meta"]["jobs"]["unused"] for n, r in results.items() if n in selected
+              and r.get("meta", {}).get("jobs", {}).get("unused")}
+    for n, ids in unused.items():
+        log(f"{n}: {len(ids)} declared jobs the notebook never asked for (its jobs.py declares more than it "
+            f"computes; a cluster would run them for nothing), e.g. {ids[0]}")
+    if unused and warnings_as_errors:
+        raise BuildError(f"build stopped: notebooks declare jobs they never obtain: {sorted(unused)}")
+    if write_toc(book_dir() / "_toc.yml"):  # the chapter registry's table of contents (repro.chapters)
+        log("book/_toc.yml: rewritten from the chapter registry")
     ordered = [runs[nm] for nm in names if nm in runs]
     sphinx_s = run_jupyter_book(warnings_as_errors=warnings_as_errors, log=log)
     html = book_dir() / "_build" / "html" / "index.html"

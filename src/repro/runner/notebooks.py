@@ -15,6 +15,7 @@ from typing import Any, Mapping
 import nbformat
 import yaml
 
+from repro.chapters import chapter_names
 from repro.paths import book_dir, notebooks_dir, resolve_path
 from repro.plans import read_ranges
 from repro.profiles import PROFILES
@@ -32,25 +33,8 @@ class ParameterError(ValueError):
 
 
 def book_notebooks() -> list[str]:
-    """The notebooks of the book, in ``book/_toc.yml`` order (entries ``executed/<name>``)."""
-    toc = yaml.safe_load((book_dir() / "_toc.yml").read_text())
-    names: list[str] = []
-
-    def walk(node: Any) -> None:
-        if isinstance(node, dict):
-            f = node.get("file")
-            if isinstance(f, str) and f.startswith("executed/"):
-                name = f.split("/", 1)[1].removesuffix(".ipynb")
-                if (notebooks_dir() / f"{name}.md").exists() and name not in names:
-                    names.append(name)
-            for v in node.values():
-                walk(v)
-        elif isinstance(node, list):
-            for v in node:
-                walk(v)
-
-    walk(toc)
-    return names
+    """The notebooks of the book, in book order: the chapter registry (:func:`repro.chapters.chapter_names`)."""
+    return list(chapter_names())
 
 
 #: in a parallel build (``--jobs`` > 1) the two longest notebooks start first, the rest keep the book's order.

@@ -2,3 +2,5 @@
 
 Its role files (see :mod:`repro.p1`): ``plan``, ``jobs``, ``runs``, ``claims``.
 """
+
+ORDER = 3  # its place in the P1 part of the book (repro.chapters)

@@ -2,3 +2,5 @@
 
 Its role files (see :mod:`repro.p2`): ``plan``, ``jobs``, ``views``, ``claims``.
 """
+
+ORDER = 3  # its place in the P2 part of the book (repro.chapters)

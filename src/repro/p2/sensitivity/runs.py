@@ -32,6 +32,7 @@ from repro.p2.methods import calibration_examples, calibration_key
 from repro.workbench import MASK
 
 if TYPE_CHECKING:  # pragma: no cover
+    from repro.jobs import Artifacts
     from repro.workbench import Workbench
 
 RANDOM_SOURCE = "random 10%"
@@ -121,10 +122,9 @@ def low_sensitivity_mask(wb: "Workbench", task: str, n_examples: int, fraction: 
     return wb.cached("mask", config, compute, MASK)
 
 
-def low_sensitivity_masks(wb: "Workbench", tasks: Sequence[str], n_examples: int, fraction: float = 0.1,
-                          seed: int | None = None) -> dict[str, Mask]:
-    """``{task: M_task}`` for every task (each cached)."""
-    return {t: low_sensitivity_mask(wb, t, n_examples, fraction, seed)[0] for t in tasks}
+def low_sensitivity_masks(jobs: "Artifacts") -> dict[str, Mask]:
+    """``{task: M_task}``: the chapter's declared low-sensitivity masks (its ``jobs()``), each loaded or computed."""
+    return {spec.kwargs["task"]: jobs.value(spec) for spec in jobs.select(kind="mask")}
 
 
 def random_mask(wb: "Workbench", fraction: float = 0.1, seed: int = 0) -> Mask:
