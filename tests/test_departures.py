@@ -57,3 +57,20 @@ def test_each_table_links_the_departures_that_touch_it():
             assert note is not None and f'href="{DEPARTURES_PAGE}#{d.key}"' in note._repr_html_()
     touched = {s for d in DEPARTURES for s in d.sections}
     assert departure_note("p9-table1") is None and "p9-table1" not in touched
+
+
+def test_the_page_groups_records_by_chapter():
+    from repro.departures import CHAPTERS, chapters_of, departures_by_chapter
+
+    page = departures_markdown()
+    groups = departures_by_chapter()
+    assert "p1_multitask_continual" in groups and "p2_structure_cost" in groups
+    for nb, records in groups.items():
+        assert f"## {CHAPTERS[nb][0] if nb in CHAPTERS else 'Other'}" in page
+        assert all(nb in chapters_of(d) or nb == "other" for d in records)
+    for d in DEPARTURES:
+        assert page.count(f"({d.key})=") == 1  # in full once, linked from its other chapters
+    touched_twice = next(d for d in DEPARTURES if len(chapters_of(d)) > 1)
+    assert f"](#{touched_twice.key})" in page
+    # chapter order: the P1 chapters before the P2 ones
+    assert page.index(CHAPTERS["p1_localization"][0]) < page.index(CHAPTERS["p2_task_arithmetic"][0])

@@ -393,16 +393,54 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
+#: the book's chapters (notebooks) and the tables / figures each one shows (their book/reference ids); a record
+#: is listed under every chapter whose ids it touches
+CHAPTERS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "p1_localization": ("P1 §2-3: skill localization (Tables 1-2, Figs. 2-5)",
+                        ("p1-table1", "p1-table2", "p1-fig2", "p1-fig3", "p1-fig4a", "p1-fig4b", "p1-fig5")),
+    "p1_calibration_ood": ("P1 §4: calibration and OOD (Table 2 ECE, Tables 3, 6-7, Figs. 6-7)",
+                           ("p1-table1", "p1-table2", "p1-table3", "p1-table6", "p1-table7", "p1-fig6", "p1-fig7")),
+    "p1_multitask_continual": ("P1 §5: multi-task and continual learning (Fig. 8, Table 4)",
+                               ("p1-fig8", "p1-fig8a", "p1-fig8b", "p1-fig8c", "p1-fig8d", "p1-table4")),
+    "p1_appendix": ("P1 appendix (Tables 5, 8, 9, Figs. 9-10, 15)",
+                    ("p1-table5", "p1-table8", "p1-table9", "p1-fig9", "p1-fig10", "p1-fig15")),
+    "p2_task_arithmetic": ("P2 §5.1: task arithmetic (Tables 1, 2, 5)", ("p2-table1", "p2-table2", "p2-table5")),
+    "p2_sensitivity": ("P2 sensitivity (Figs. 1, 10, 11)", ("p2-fig1", "p2-fig10", "p2-fig11")),
+    "p2_disentanglement": ("P2 §5.2: weight disentanglement (Figs. 2, 3, 6, 7)",
+                           ("p2-fig2", "p2-fig3", "p2-fig6", "p2-fig7")),
+    "p2_structure_cost": ("P2 §5.3: mask structure and cost (Figs. 4-5, Tables 3-4)",
+                          ("p2-fig4", "p2-fig5", "p2-table3", "p2-table4")),
+    "p2_appendix": ("P2 appendix (Figs. 8-9)", ("p2-fig4", "p2-fig8", "p2-fig9")),
+}
+
+
+def chapters_of(d: Departure) -> list[str]:
+    """The chapters (notebook names, :data:`CHAPTERS` order) whose tables or figures ``d`` touches."""
+    return [nb for nb, (_, ids) in CHAPTERS.items() if set(ids) & set(d.sections)]
+
+
+def departures_by_chapter() -> dict[str, list[Departure]]:
+    """``{chapter: its records}`` in :data:`CHAPTERS` order (a record touching no chapter's ids: under "other")."""
+    out: dict[str, list[Departure]] = {nb: [] for nb in CHAPTERS}
+    for d in DEPARTURES:
+        for nb in chapters_of(d) or ["other"]:
+            out.setdefault(nb, []).append(d)
+    return {nb: ds for nb, ds in out.items() if ds}
+
+
 def departures_markdown() -> str:
-    """The body of the book page "Where this reproduction differs from the papers" (MyST markdown)."""
+    """The body of the book page "Where this reproduction differs from the papers" (MyST markdown), grouped by
+    chapter: each record in full under the first chapter it touches, linked from the others."""
     out: list[str] = []
-    for paper in ("P1", "P2"):
-        rows = [d for d in DEPARTURES if d.paper == paper]
-        out += [f"## {paper}", ""]
-        if not rows:
-            out += ["No departures recorded.", ""]
-            continue
-        for d in rows:
+    shown: set[str] = set()
+    for nb, records in departures_by_chapter().items():
+        title = CHAPTERS[nb][0] if nb in CHAPTERS else "Other"
+        out += [f"## {title}", "", f"Chapter `{nb}`: {len(records)} record(s).", ""]
+        later = [d for d in records if d.key in shown]
+        for d in records:
+            if d.key in shown:
+                continue
+            shown.add(d.key)
             out += [f"({d.key})=", f"### {d.what}", ""]
             out += ["| | |", "|---|---|",
                     f"| paper / official code | {_cell(d.paper_value)} |",
@@ -412,5 +450,11 @@ def departures_markdown() -> str:
                     f"| touches | {', '.join(d.sections) if d.sections else 'the whole chapter'} |"]
             if d.review:
                 out.append(f"| review item | {d.review} |")
+            if d.fields:
+                out.append(f"| settings (paper_settings.csv `code`) | {', '.join(f'`{f}`' for f in d.fields)} |")
+            out.append("")
+        if later:
+            out += ["Also touching this chapter (recorded above):", ""]
+            out += [f"- [{d.what}](#{d.key})" for d in later]
             out.append("")
     return "\n".join(out)
