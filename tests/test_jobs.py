@@ -218,6 +218,39 @@ def test_check_command_exits_1_naming_the_jobs(monkeypatch: pytest.MonkeyPatch,
     assert "FAIL missing-class QNLI" in out and "p1_localization" in out and "finetune-" in out
 
 
+def test_talos_calibration_is_checked_on_the_split_it_reads(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The paper families calibrate TaLoS on the held-out dev split: a short dev split warns (issue 32)."""
+    from repro.inventory import family_splits
+
+    jobs = inventory("paper", only=["p2_sensitivity"], family="vision")
+    needs = {s for j in jobs for u in j.uses for s, _ in u.need if j.kind == "mask"}
+    assert needs == {"dev"}
+    shapes, _ = dataset_shapes()
+    cars = {"train": [40] * 196, "test": [40] * 196}  # Cars: 7,840 train -> a dev split of 784 < 5,000
+    assert sum(family_splits("Cars", cars)["dev"]) == 784
+    found = check_plan(jobs, {**shapes, "Cars": cars}, "paper")
+    assert any(f.code == "short" and f.task == "Cars" and "val examples" in f.message for f in found)
+
+
+def test_check_without_family_checks_every_p2_family(monkeypatch: pytest.MonkeyPatch,
+                                                     capsys: pytest.CaptureFixture) -> None:
+    import repro.inventory as inv
+
+    seen: list[set[str]] = []
+    real = inv.check_plan
+
+    def spy(jobs, shapes, profile):
+        seen.append({u.task for j in jobs for u in j.uses})
+        return real(jobs, shapes, profile)
+
+    monkeypatch.setattr(inv, "check_plan", spy)
+    assert main(["--profile", "paper", "--only", "p2_sensitivity", "--check"]) == 0
+    assert {"Cars", "qasc"} <= seen[-1]  # the vision and the T5 tasks
+    seen.clear()
+    assert main(["--profile", "paper", "--only", "p2_sensitivity", "--family", "vision", "--check"]) == 0
+    assert "qasc" not in seen[-1]
+
+
 def test_repro_plan_command(capfd: pytest.CaptureFixture) -> None:
     """``repro plan`` runs ``python -m repro.inventory`` (the runner imports neither p1 nor p2)."""
     from repro.runner.cli import main as repro

@@ -49,13 +49,13 @@ DEPARTURES: tuple[Departure, ...] = (
         paper_value="AdamW 1e-4 at an effective batch of 1,024 (64 x 16 accumulation) for 75,000 optimizer steps "
                     "per task and method (official nlp/finetune.py, prune_finetune.py)",
         ours="the official micro-batch of 64 for 2,000 steps, no accumulation (128,000 sequences per run instead "
-             "of 76.8 million)",
+             "of 76.8 million), and no early stopping (the paper's text: patience 5; the official loop has none)",
         why="75,000 x 1,024 sequences is about 77 million per task: with 7 tasks x 5 trained methods x 3 seeds "
             "that is several GPU-months per T5 family. Our one training loop has no gradient accumulation.",
         effect="600x fewer training sequences per run; not measured against the official budget (no hub weights "
                "here). Task vectors from a shorter run are smaller, which the alpha grid partly absorbs.",
         fields=("family.nlp.finetune.batch_size", "family.nlp.finetune.steps",
-                "family.nlp-base.finetune.batch_size", "family.nlp-base.finetune.steps"),
+                "family.nlp-base.finetune.batch_size", "family.nlp-base.finetune.steps", "rule.p2_t5_early_stopping"),
     ),
     Departure(
         key="p2-clip-templates", paper="P2", sections=("p2-table1", "p2-table2"),
@@ -115,8 +115,9 @@ DEPARTURES: tuple[Departure, ...] = (
                     "about 19,850 train images, as its 14 epochs of about 1,960 steps at batch 128 imply; spec D4, "
                     "task_vectors issue #1)",
         ours="random.Random(0) shuffles (repro.data.hub_vision: _hold_out, _three_way; the ImageNetVal sample is "
-             "drawn once, at fetch); EuroSAT 80/10/10 of its 27,000 images (the official sizes 21,600 / 2,700 / "
-             "2,700); SUN397 80/10/10 of torchvision's 108,754 images (87,003 / 10,875 / 10,876)",
+             "drawn once, at fetch); RESISC45: 10 % of torchgeo's 18,900 training images held out (1,890; train "
+             "17,010), torchgeo's val split unused; EuroSAT 80/10/10 of its 27,000 images (the official sizes "
+             "21,600 / 2,700 / 2,700); SUN397 80/10/10 of torchvision's 108,754 images (87,003 / 10,875 / 10,876)",
         why="the official split folders are not published (SUN397 and the EuroSAT split were made by hand; issue "
             "#1), and torch's random_split draws other images from the same seed than Python's shuffle; the sizes "
             "match except SUN397",
@@ -179,6 +180,7 @@ DEPARTURES: tuple[Departure, ...] = (
                "steps = 23 GPU-h per grid point and Table 9 (GPT-2) 1,290,240 steps = 23 GPU-h, so the 8 other grid "
                "points would add about 370 GPU-h for these two tables alone.",
         review="S8, S9",
+        fields=("rule.p1_ft_grid",),
     ),
     Departure(
         key="p1-gpt2-base", paper="P1", sections=("p1-table9",),
@@ -211,6 +213,161 @@ DEPARTURES: tuple[Departure, ...] = (
                "scale/unscale round trip)",
         review="S4",
     ),
+    # --- issue 32: the settings table (book/reference/paper_settings.csv, repro.paper_settings) ---
+    Departure(
+        key="p1-section4-64shot", paper="P1",
+        sections=("p1-table2", "p1-table3", "p1-table6", "p1-table7", "p1-fig6", "p1-fig7", "p1-fig9", "p1-fig10"),
+        what="P1 §4 (ECE, OOD, WiSE, PEFT, train-test gaps) and the Figs. 9-10 placement grafts train at 64-shot",
+        paper_value="4096-shot: the paper reports 4096-shot unless it says otherwise; Tables 1, 6, 7 and Fig. 6 say "
+                    "4096-shot, and Table 2's ECE columns are at both 64- and 4096-shot",
+        ours="every model of the p1_calibration_ood chapter and the placement runs of p1_appendix train at the "
+             "profile's k_shot (64); the page shows these 64-shot values beside the paper's 4096-shot cells",
+        why="the §4 chapter reuses the localization chapter's 64-shot FT models and grafts (the same cached jobs); "
+            "a 4096-shot §4 needs its own plan field, jobs and notebook change (a 16,384-step FT per model)",
+        effect="not measured; at 64-shot FT is less over-confident than at 4096-shot (fewer steps), so the ECE gaps "
+               "and OOD gaps the paper reports at 4096-shot can be smaller here",
+        review="issue 32 item 1",
+        fields=("rule.p1_calibration_k", "rule.p1_placement_k"),
+    ),
+    Departure(
+        key="p1-table5-sentiment", paper="P1", sections=("p1-table5",),
+        what="Table 5's Sentiment row trains on SST-2 alone",
+        paper_value="Sentiment = MR, CR, MPQA and SST-2 merged into one dataset (App. B.2)",
+        ours="SST-2 (its 67,349 training sentences at up to 50k per class)",
+        why="the four tasks have different templates and label words in LM-BFF; a merged task needs one template "
+            "for all four, which the paper does not give",
+        effect="not measured; SST-2 alone is about 75 % of the merged data",
+        review="issue 32 item 5",
+        fields=("rule.p1_sentiment_tasks",),
+    ),
+    Departure(
+        key="p1-cr-test", paper="P1", sections=("p1-table2", "p1-fig8", "p1-fig8a", "p1-fig8b", "p1-fig8c", "p1-fig8d"),
+        what="CR's train and test sentences come from another copy of the corpus than LM-BFF's",
+        paper_value="LM-BFF's CR files: 2,000 test sentences",
+        ours="the SetFit/SentEval-CR copy (repro fetch; its test split is smaller, about 750 sentences by its file "
+             "size); repro.data.shapes describes LM-BFF's split, so repro plan --check does not see the difference",
+        why="LM-BFF's data archive is not on the hub that repro fetch reads",
+        effect="not measured; a smaller CR test set widens CR's confidence intervals",
+        review="issue 32 item 6",
+        fields=("rule.p1_cr_test",),
+    ),
+    Departure(
+        key="p1-ft-seed", paper="P1", sections=("p1-table2", "p1-table1", "p1-table9"),
+        what="The randomness of P1 fine-tuning follows the data seed",
+        paper_value="model randomness fixed with seed 0 during FT (App. A.2); data seeds 13, 21, 42, 87, 100",
+        ours="each run's batch order and initialisation use its data seed",
+        why="one seed per run keeps the five seeds independent draws of data and training",
+        effect="not measured; seed-to-seed spread includes training noise as well as data noise",
+        fields=("rule.p1_ft_seed",),
+    ),
+    Departure(
+        key="p1-peft-recipe", paper="P1", sections=("p1-table6", "p1-table7"),
+        what="Tables 6-7: one PEFT recipe, no search, on the OOD sources SST-2, MPQA, QNLI",
+        paper_value="LoRA and adapters tuned as in their own papers (App. B.3); Table 6 on SST-2, AG News, QNLI, QQP",
+        ours="AdamW lr 5e-4, batch 16, 60 warm-up steps, linear decay for every LoRA / adapter size, on the sweep "
+             "sources (SST-2, MPQA, QNLI), which Table 7's OOD columns need",
+        why="the search is several runs per size and task; one source set serves both tables",
+        effect="not measured; an untuned PEFT recipe can understate PEFT's accuracy",
+        review="issue 32 item 9",
+        fields=("rule.p1_peft_tuning", "plan.p1_calibration_ood.sweep_sources"),
+    ),
+    Departure(
+        key="p1-fig15-one-task", paper="P1", sections=("p1-fig15",),
+        what="Fig. 15 tracks SST-2 only",
+        paper_value="SST-2, QNLI, SNLI and MNLI at 4096-shot",
+        ours="SST-2, its checkpoint at half of the run (repro.p1.appendix.plan.AppendixPlan.checkpoint)",
+        why="the paper picks each checkpoint by eye where train and test accuracy diverge; one task keeps the "
+            "figure's claim testable with a stated rule",
+        effect="not measured",
+        fields=("rule.p1_track_tasks",),
+    ),
+    Departure(
+        key="p2-ft-maskable-scope", paper="P2",
+        sections=("p2-table1", "p2-table2", "p2-table3", "p2-table5", "p2-fig2", "p2-fig3", "p2-fig6", "p2-fig7"),
+        what="FT and Linearized FT train only the maskable tensors",
+        paper_value="FT fine-tunes all parameters (§5); the official code trains every parameter with requires_grad "
+                    "(ViT: class_embedding, positional_embedding and visual.proj too; T5: the shared embedding and "
+                    "relative attention bias); the official sparse methods also train those three ViT tensors",
+        ours="the maskable set (repro.models: Linear, attention and LayerNorm weights) for every method, as the "
+             "paper's App. A.2 says for the sparse methods; the ViT tensors above (about 432k parameters) and T5's "
+             "embedding and attention bias stay at θ_0",
+        why="one trainable set for every method makes the task vectors comparable entry for entry (the masks, the "
+            "post-hoc baselines and the normalizers read the same tensors)",
+        effect="not measured; FT's task vectors miss the embedding and projection updates, which changes every "
+               "normalizer and post-hoc baseline a little",
+        review="issue 32 item 2",
+        fields=("rule.p2_ft_scope",),
+    ),
+    Departure(
+        key="p2-t5-templates", paper="P2", sections=("p2-table1", "p2-table2"),
+        what="T5 prompts and answer strings are our own",
+        paper_value="promptsource template 0 of each task (Yadav et al. 2023; official nlp code), answers as the "
+                    "templates' answer texts",
+        ours="one prompt per task written for this project (repro.data.hub_nlp), answers as letters or numbers",
+        why="the project ships no third-party sentences, and promptsource is not an installable dependency here",
+        effect="not measured; zero-shot T5 accuracies depend on the wording, so absolute numbers can differ",
+        review="issue 32 item 4",
+        fields=("rule.p2_t5_templates",),
+    ),
+    Departure(
+        key="p2-code-over-text", paper="P2", sections=("p2-table1", "p2-table2", "p2-table3", "p2-table4"),
+        what="Where the official code and the paper's text disagree we follow the code: warm-up 500, soft value 0.1",
+        paper_value="App. A.1: 200 warm-up steps; App. A.2: soft value close to zero, e.g. 0.01",
+        ours="500 warm-up steps (the official args default) and soft value 0.1 (the official calibration code)",
+        why="the published numbers were produced by the code",
+        effect="not measured",
+        review="issue 32 item 8",
+        fields=("family.vision.finetune.warmup_steps", "talos.soft_value"),
+    ),
+    Departure(
+        key="p2-calibration-size", paper="P2", sections=("p2-table1", "p2-table2", "p2-table4", "p2-fig4", "p2-fig5"),
+        what="Mask calibration reads more data than the paper's 40 iterations: LoTA's mask comes from the full FT run, "
+             "TaLoS reads its 5,000 Val examples in each of 4 rounds",
+        paper_value="about 40 calibration iterations of batch 128 (10 per round, 4 rounds) for TaLoS, as many for "
+                    "LoTA (Table 4 caption, App. A.1-A.2)",
+        ours="LoTA: the mask of the 2,000-step FT run (repro.p2.methods.lota_mask_for); TaLoS: 4 rounds over the "
+             "same <= 5,000 Val examples (20,000 example gradients)",
+        why="the official calibration loops read the whole Val loader per round; LoTA's own recipe takes the mask "
+            "from a fine-tuning run",
+        effect="not measured; Table 4's calibration time is larger than a 40-iteration calibration's",
+        review="issue 32 item 8",
+        fields=("rule.p2_lota_calibration_iterations", "rule.p2_table4_calibration_examples"),
+    ),
+    Departure(
+        key="p2-no-hparam-search", paper="P2", sections=("p2-table1", "p2-table2"),
+        what="No per-method hyperparameter search: TaLoS and LoTA at 90 % sparsity, L-LoRA rank 16, post-hoc "
+             "baselines at their defaults",
+        paper_value="per task, on negation of a held-out split (App. A.1): TaLoS / LoTA sparsity and post-hoc "
+                    "sparsity in {0.1, ..., 0.9, 0.95, 0.99}, L-LoRA rank 512 down to 8, TALL threshold in "
+                    "{0..T}, Breadcrumbs outliers in {0.8, ..., 0.999}",
+        ours="one setting per method (repro.p2.methods, repro.p2.arithmetic); only α is selected",
+        why="the search multiplies every method's training runs by 7 to 11 per task",
+        effect="not measured; methods whose default is off their optimum are understated",
+        review="issue 32 item 9",
+        fields=("rule.p2_talos_sparsity_grid", "rule.p2_lota_sparsity_grid", "rule.p2_lora_rank_grid",
+                "rule.p2_posthoc_sparsity_grid"),
+    ),
+    Departure(
+        key="p2-cost-model", paper="P2", sections=("p2-table3", "p2-table4"),
+        what="Tables 3-4 time ViT-B/32 on 50 iterations of one task",
+        paper_value="Table 3: ViT-B/32, ViT-L/14 and T5-Large, every iteration of every task; Table 4: ViT-L/14",
+        ours="the paper profile's family (ViT-B/32) on 50 timed iterations after 5 untimed ones, first task; the "
+             "page compares with the paper's ViT-B/32 cells of Table 3 and with Table 4's ViT-L/14 cells as ratios",
+        why="per-iteration time is steady after warm-up; ViT-L/14 and T5-Large are not in the paper profile",
+        effect="not measured; Table 4's absolute seconds are not comparable (another model), ratios are",
+        review="issue 32 item 10",
+        fields=("rule.p2_cost_models", "rule.p2_table4_model", "rule.p2_timed_iterations"),
+    ),
+    Departure(
+        key="p2-drift-examples", paper="P2", sections=("p2-fig7",),
+        what="Fig. 7's sensitivity drift is measured on 256 examples",
+        paper_value="a subset of 2,048 examples (App. A.4)",
+        ours="256 examples at each of 8 checkpoints",
+        why="per-example gradients at 8 checkpoints for 5 methods; 256 keeps it a fraction of a training run",
+        effect="not measured; a noisier mean drift",
+        review="issue 32 item 10",
+        fields=("plan.p2_disentanglement.drift_examples",),
+    ),
 )
 
 
@@ -236,16 +393,54 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
+#: the book's chapters (notebooks) and the tables / figures each one shows (their book/reference ids); a record
+#: is listed under every chapter whose ids it touches
+CHAPTERS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "p1_localization": ("P1 §2-3: skill localization (Tables 1-2, Figs. 2-5)",
+                        ("p1-table1", "p1-table2", "p1-fig2", "p1-fig3", "p1-fig4a", "p1-fig4b", "p1-fig5")),
+    "p1_calibration_ood": ("P1 §4: calibration and OOD (Table 2 ECE, Tables 3, 6-7, Figs. 6-7)",
+                           ("p1-table1", "p1-table2", "p1-table3", "p1-table6", "p1-table7", "p1-fig6", "p1-fig7")),
+    "p1_multitask_continual": ("P1 §5: multi-task and continual learning (Fig. 8, Table 4)",
+                               ("p1-fig8", "p1-fig8a", "p1-fig8b", "p1-fig8c", "p1-fig8d", "p1-table4")),
+    "p1_appendix": ("P1 appendix (Tables 5, 8, 9, Figs. 9-10, 15)",
+                    ("p1-table5", "p1-table8", "p1-table9", "p1-fig9", "p1-fig10", "p1-fig15")),
+    "p2_task_arithmetic": ("P2 §5.1: task arithmetic (Tables 1, 2, 5)", ("p2-table1", "p2-table2", "p2-table5")),
+    "p2_sensitivity": ("P2 sensitivity (Figs. 1, 10, 11)", ("p2-fig1", "p2-fig10", "p2-fig11")),
+    "p2_disentanglement": ("P2 §5.2: weight disentanglement (Figs. 2, 3, 6, 7)",
+                           ("p2-fig2", "p2-fig3", "p2-fig6", "p2-fig7")),
+    "p2_structure_cost": ("P2 §5.3: mask structure and cost (Figs. 4-5, Tables 3-4)",
+                          ("p2-fig4", "p2-fig5", "p2-table3", "p2-table4")),
+    "p2_appendix": ("P2 appendix (Figs. 8-9)", ("p2-fig4", "p2-fig8", "p2-fig9")),
+}
+
+
+def chapters_of(d: Departure) -> list[str]:
+    """The chapters (notebook names, :data:`CHAPTERS` order) whose tables or figures ``d`` touches."""
+    return [nb for nb, (_, ids) in CHAPTERS.items() if set(ids) & set(d.sections)]
+
+
+def departures_by_chapter() -> dict[str, list[Departure]]:
+    """``{chapter: its records}`` in :data:`CHAPTERS` order (a record touching no chapter's ids: under "other")."""
+    out: dict[str, list[Departure]] = {nb: [] for nb in CHAPTERS}
+    for d in DEPARTURES:
+        for nb in chapters_of(d) or ["other"]:
+            out.setdefault(nb, []).append(d)
+    return {nb: ds for nb, ds in out.items() if ds}
+
+
 def departures_markdown() -> str:
-    """The body of the book page "Where this reproduction differs from the papers" (MyST markdown)."""
+    """The body of the book page "Where this reproduction differs from the papers" (MyST markdown), grouped by
+    chapter: each record in full under the first chapter it touches, linked from the others."""
     out: list[str] = []
-    for paper in ("P1", "P2"):
-        rows = [d for d in DEPARTURES if d.paper == paper]
-        out += [f"## {paper}", ""]
-        if not rows:
-            out += ["No departures recorded.", ""]
-            continue
-        for d in rows:
+    shown: set[str] = set()
+    for nb, records in departures_by_chapter().items():
+        title = CHAPTERS[nb][0] if nb in CHAPTERS else "Other"
+        out += [f"## {title}", "", f"Chapter `{nb}`: {len(records)} record(s).", ""]
+        later = [d for d in records if d.key in shown]
+        for d in records:
+            if d.key in shown:
+                continue
+            shown.add(d.key)
             out += [f"({d.key})=", f"### {d.what}", ""]
             out += ["| | |", "|---|---|",
                     f"| paper / official code | {_cell(d.paper_value)} |",
@@ -255,5 +450,11 @@ def departures_markdown() -> str:
                     f"| touches | {', '.join(d.sections) if d.sections else 'the whole chapter'} |"]
             if d.review:
                 out.append(f"| review item | {d.review} |")
+            if d.fields:
+                out.append(f"| settings (paper_settings.csv `code`) | {', '.join(f'`{f}`' for f in d.fields)} |")
+            out.append("")
+        if later:
+            out += ["Also touching this chapter (recorded above):", ""]
+            out += [f"- [{d.what}](#{d.key})" for d in later]
             out.append("")
     return "\n".join(out)

@@ -304,6 +304,14 @@ def dataset_shapes() -> tuple[Shapes, str]:
             "repro.data.shapes.DATASET_SHAPES")
 
 
+def jobs_to_check(profile: Profile, only: Sequence[str] | None, family: str, jobs: Sequence[JobSpec]
+                  ) -> list[JobSpec]:
+    """The jobs ``--check`` reads: ``jobs`` (of ``family``), and without ``--family`` every P2 family's too."""
+    if family or len(profile.p2_families) < 2:
+        return list(jobs)
+    return dedupe([*jobs, *(j for f in families(profile) for j in inventory(profile, only, f))])
+
+
 # ==============================================================================================================
 # the command (`repro plan`)
 # ==============================================================================================================
@@ -328,7 +336,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     where = ""
     if args.check:
         shapes, where = dataset_shapes()
-        findings = check_plan(jobs, shapes, prof)
+        checked = jobs_to_check(prof, args.only, args.family, jobs)
+        findings = check_plan(checked, shapes, prof)
     fails = [f for f in findings if f.level == "fail"]
     if args.json:
         out: dict[str, Any] = {"profile": prof.name, "family": args.family or None,
@@ -346,7 +355,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.check:
         stream = sys.stderr if args.json else sys.stdout
         owners = {j.id: j.notebooks for j in jobs}
-        print(f"\nplan check of {len(jobs)} jobs against {where}: {len(fails)} failures, "
+        print(f"\nplan check of {len(checked)} jobs against {where}: {len(fails)} failures, "
               f"{len(findings) - len(fails)} warnings (--json lists every job id of each finding)", file=stream)
         for f in findings:
             print(f.line(owners), file=stream)

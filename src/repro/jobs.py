@@ -161,7 +161,8 @@ def finetune_job(profile: Profile, notebook: str, tasks: str | Sequence[str], re
                     tasks=tasks, k=k, seed=seed, recipe=recipe,
                     trainable=ref(trainable) if isinstance(trainable, JobSpec) else trainable, l1=l1,
                     linearized=linearized, tag=tag, heads="linear" if linear_heads else "zero-shot",
-                    model=model or profile.model, max_length=profile.max_length)
+                    model=model or profile.model, max_length=profile.max_length,
+                    **({"task_sampling": "uniform"} if len(tasks) > 1 else {}))
 
 
 def graft_job(profile: Profile, notebook: str, task: str, vector: JobSpec, base: float | JobSpec, *,

@@ -309,7 +309,8 @@ class Workbench:
         mask_key = trainable if isinstance(trainable, str) else f"mask:{trainable.count()}:{trainable.digest()}"
         config = {"tasks": tasks, "k": k or self.profile.k_shot, "seed": seed, "recipe": asdict(recipe),
                   "trainable": mask_key, "l1": l1_lambda, "linearized": linearized, **self.data_key(), "tag": tag,
-                  "heads": "linear" if self.linear_heads else "zero-shot", **self.precision_key()}
+                  "heads": "linear" if self.linear_heads else "zero-shot", **self.precision_key(),
+                  **({"task_sampling": "uniform"} if len(tasks) > 1 else {})}  # a multi-task model's batch rule
         heads = [n for t in tasks for n in self.model.head_names(t)] if self.linear_heads else []
 
         def compute() -> tuple[dict[str, torch.Tensor], dict]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 import torch
 
 from repro.artifacts import ArtifactStore, config_hash, load_tensors, save_tensors
@@ -176,3 +177,29 @@ def test_profiles_reject_unknown():
         get_profile("gpu")
     with pytest.raises(KeyError, match="valid"):
         get_profile("smoke", not_a_field=1)
+
+
+def test_multitask_batches_come_from_a_uniformly_random_task(tiny_model, sent_examples, topic_examples, monkeypatch):
+    """P1 App. C.1: each batch from "a randomly chosen dataset" (uniform), not in proportion to the task's size."""
+    import repro.core.finetune as F
+
+    drawn: dict[str, list] = {}
+
+    def capture(model, plan, **kw):  # record the drawn (task, batch) plan, train no step
+        drawn[kw.get("tag", "run")] = [t for t, _ in plan]
+        return iter(())
+
+    monkeypatch.setattr(F, "batches", capture)
+    small, large = sent_examples[:4], (topic_examples * 40)[:160]  # a 40x size ratio
+    recipe = FinetuneRecipe(optimizer="sgd", lr=1e-3, batch_size=2, steps=4000, eval_every=0)
+    names = [n for n, _ in tiny_model.named_parameters()][:2]
+    shares = {}
+    for rule in ("uniform", "size"):
+        train(tiny_model, {"sent": small, "topic": large}, recipe, names, progress=False, task_sampling=rule)
+        tasks = drawn.pop("run")
+        assert len(tasks) == 4000
+        shares[rule] = tasks.count("sent") / len(tasks)
+    assert abs(shares["uniform"] - 0.5) < 0.03  # 4000 draws: sd 0.008
+    assert abs(shares["size"] - 4 / 164) < 0.01
+    with pytest.raises(ValueError, match="task_sampling"):
+        train(tiny_model, {"sent": small}, recipe, names, progress=False, task_sampling="round-robin")

@@ -232,6 +232,10 @@ def trainable_entries(model: Classifier, trainable: Sequence[str] | Mask) -> dic
     return {n: None for n in names}
 
 
+#: how a multi-task run picks the task of each batch (:func:`train`'s ``task_sampling``)
+TASK_SAMPLING: tuple[str, ...] = ("uniform", "size")
+
+
 def train(
     model: Classifier,
     train_data: Mapping[str, Sequence[Example]],
@@ -245,10 +249,13 @@ def train(
     eval_batch_size: int = 64,
     callback: Callable[[int, Classifier], None] | None = None,
     num_workers: int | None = None,
+    task_sampling: str = "uniform",
 ) -> TrainResult:
     """Fine-tune ``model`` in place on ``train_data`` (task → examples; several tasks = multi-task FT).
 
-    Each step draws one batch of ``recipe.batch_size`` from one task (tasks sampled in proportion to their size).
+    Each step draws one batch of ``recipe.batch_size`` from one task: ``task_sampling`` "uniform" picks the task
+    uniformly at random (P1 App. C.1: "batches being picked from a randomly chosen dataset"), "size" in proportion
+    to its number of training examples.
     With ``recipe.eval_every > 0`` and dev data, the dev metric (mean over tasks) is computed every
     ``eval_every`` steps and the best checkpoint (ties: the later one, as the official P1 trainer) is restored.
     ``callback(step, model)``, if given, runs after every optimizer step (1-based ``step``, model holding the
@@ -267,6 +274,8 @@ def train(
         raise ValueError(f"train_data: task(s) {empty} have no training examples; drop them or load their train split")
     if not (isinstance(recipe.batch_size, int) and recipe.batch_size >= 1):
         raise ValueError(f"FinetuneRecipe.batch_size must be an integer >= 1, got {recipe.batch_size!r}")
+    if task_sampling not in TASK_SAMPLING:
+        raise ValueError(f"task_sampling must be one of {TASK_SAMPLING}, got {task_sampling!r}")
     if recipe.steps < 1:
         raise ValueError("recipe.steps = 0 is the profile's P1 step budget: resolve it first "
                          "(repro.profiles.Profile.p1_recipe)")
@@ -287,7 +296,7 @@ def train(
     rng = random.Random(seed)
     torch.manual_seed(seed)
     tasks = list(train_data)
-    weights = [len(train_data[t]) for t in tasks]
+    weights = [len(train_data[t]) if task_sampling == "size" else 1 for t in tasks]
     orders = {t: [] for t in tasks}
 
     def next_batch(task: str) -> list[Example]:

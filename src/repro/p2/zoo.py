@@ -39,7 +39,7 @@ def talos_jobs(profile: Profile, notebook: str, task: str, seed: int, sparsity: 
     sparsity = t.sparsity if sparsity is None else float(sparsity)
     how = data_how(profile)
     mask = make_job("mask", "repro.p2.methods.talos_mask", profile, notebook, cost=t.rounds * t.calibration_examples,
-                    uses=[DataUse(task, how, profile.k_shot, seed, need=(("train", t.calibration_examples),))],
+                    uses=[DataUse(task, how, profile.k_shot, seed, need=((t.calibration_split, t.calibration_examples),))],
                     task=task, seed=seed, sparsity=sparsity, rounds=t.rounds, soft=t.soft_value,
                     n=t.calibration_examples, target=t.target, k=profile.k_shot, model=profile.model,
                     max_length=profile.max_length)

@@ -24,7 +24,7 @@ def jobs(profile: Profile, seed: int = 13, model_family: str = "", fraction: flo
     plan = sensitivity_plan(prof, fraction=fraction, **overrides)
     how = data_how(prof)
     return [make_job("mask", "repro.p2.sensitivity.runs.low_sensitivity_mask", prof, NOTEBOOK, cost=plan.n_fisher,
-                     uses=[DataUse(t, how, prof.k_shot, seed, need=(("train", plan.n_fisher),))],
+                     uses=[DataUse(t, how, prof.k_shot, seed, need=((prof.talos.calibration_split, plan.n_fisher),))],
                      task=t, n=plan.n_fisher, fraction=plan.fraction, seed=seed, k=prof.k_shot, target="logprob",
                      model=prof.model, max_length=prof.max_length)
             for t in prof.p2_tasks]
