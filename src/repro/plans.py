@@ -94,10 +94,12 @@ def check_ranges(plan: Any) -> None:
 
 def plan_for(plans: Mapping[str, P], profile: Profile) -> P:
     """The chapter's plan for ``profile``: ``plans[profile.plan]`` (any other plan name: ``plans["paper"]``) with
-    every :class:`FromProfile` value resolved for the profile."""
+    every :class:`FromProfile` value resolved for the profile, and the profile's ``plan_cuts`` of this plan type."""
     plan = plans.get(profile.plan, plans["paper"])
     given = {f.name: v.of(profile) for f in fields(plan)  # type: ignore[arg-type]
              if isinstance(v := getattr(plan, f.name), FromProfile)}
+    given.update({name: value for cls, name, value in profile.plan_cuts
+                  if cls == f"{type(plan).__module__}.{type(plan).__name__}"})
     return replace(plan, **given) if given else plan  # type: ignore[type-var]
 
 

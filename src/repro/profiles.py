@@ -204,6 +204,12 @@ class Profile:
     p2_model_family: str = "text"
     p2_notebook_families: tuple[tuple[str, str], ...] = ()
     p2_families: tuple["P2Family", ...] = ()
+    #: models built as a tiny random-init stand-in of the same class (model -> stand-in; the paper rehearsal): the
+    #: plan, the jobs' kwargs and the cache keys keep the paper's model name, only repro.models.build swaps it
+    stand_ins: tuple[tuple[str, str], ...] = ()
+    #: chapter-plan values this profile cuts (plan class "module.Name", field, value; applied by repro.plans.plan_for): the
+    #: rehearsal's schedules counted in steps, which its 2-step recipes would not reach
+    plan_cuts: tuple[tuple[str, str, Any], ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -552,6 +558,39 @@ PROFILES["gpu-check"] = replace(
     image_size=224,
     p2_families=tuple(replace(f, model={"vision": "random-clip-vit-b32", "nlp": "random-t5-base"}[f.name],
                               max_length=128) for f in PROFILES["paper-smoke"].p2_families),
+)
+
+
+#: the paper rehearsal (issue 31 §3): the PAPER plans (every job, with the paper's models named in its kwargs: the
+#: same DAG as `repro plan --profile paper`) on tiny random-init stand-ins of the paper's model classes, fixture
+#: folders shaped like the real datasets (repro.data.fixtures: k-shot sizes divided by FIXTURE_SCALE = 64, so the
+#: 64-shot and 4096-shot splits are 1- and 64-shot of the fixture), every recipe cut to 2 steps (P1: n steps for n labels)
+#: and evaluation sizes capped.  `repro rehearse` runs it through the Snakemake workflow; the numbers mean nothing.
+REHEARSAL_STEPS = 2
+PROFILES["paper-rehearsal"] = replace(
+    PROFILES["paper"],
+    name="paper-rehearsal",
+    description="the paper plans (every job of `repro plan --profile paper`) on tiny random-init stand-ins of the "
+                "paper's model classes, fixture data shaped like the real datasets, 2-step recipes; for rehearsing "
+                "the cluster workflow on a CPU",
+    plan_name="paper",
+    device="cpu",
+    k_shot=1, k_shot_large=64,  # the paper's 64 and 4096 on a fixture tree at scale 64 (repro.data.fixtures.fixture_k)
+    n_test=32,
+    p1_finetune=replace(PROFILES["paper"].p1_finetune, eval_every=1),  # steps 0: the budget below
+    p1_budget=StepBudget(per_example=1, shot_cap=1),  # the paper's budget rule at n·1 steps (2 for a binary task)
+    graft=replace(PROFILES["paper"].graft, steps=REHEARSAL_STEPS),
+    talos=replace(PROFILES["paper"].talos, calibration_examples=8, rounds=2),
+    p2_finetune=replace(PROFILES["paper"].p2_finetune, steps=REHEARSAL_STEPS, warmup_steps=0, batch_size=8),
+    p2_protocol=ArithmeticProtocol(n_val=8, n_test=16, alpha_stride=10, adamerging_steps=REHEARSAL_STEPS),
+    p2_families=tuple(replace(f, finetune=replace(f.finetune, steps=REHEARSAL_STEPS, warmup_steps=0, batch_size=8),
+                              calibration_examples=8, n_val=8 if f.n_val is not None else None, precision="fp32",
+                              eval_precision=None)
+                      for f in PROFILES["paper"].p2_families),
+    plan_cuts=(("repro.p1.appendix.plan.AppendixPlan", "track_every", 1),),  # Fig. 15: a snapshot each step of the 2-step fine-tune
+    stand_ins=(("roberta-base", "tiny-roberta"), ("roberta-base-cls", "tiny-roberta-cls"), ("gpt2", "tiny-gpt2"),
+               ("clip-vit-b32", "tiny-clip"), ("t5-small", "tiny-t5"), ("t5-base", "tiny-t5"),
+               ("t5-large", "tiny-t5")),
 )
 
 

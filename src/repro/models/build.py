@@ -175,6 +175,7 @@ def build_model(profile: Profile, seed: int = 0, model: str | None = None) -> Cl
     ``model`` overrides ``profile.model`` (e.g. the paper profile's P2 notebooks ask for ``clip-vit-b32``).
     """
     key = model or profile.model
+    key = dict(profile.stand_ins).get(key, key)  # the paper rehearsal's tiny stand-in of the same class
     if key not in BUILDERS:
         raise ValueError(f"unknown model {key!r}; choose one of {', '.join(MODEL_KEYS)}")
     return BUILDERS[key](profile, seed)

@@ -197,6 +197,23 @@ def _plan(args: argparse.Namespace) -> int:
     return subprocess.run(cmd).returncode
 
 
+@command("rehearse", "the paper DAG end to end on a CPU: every job of the paper plans on tiny random-init stand-ins of "
+                     "the paper models and fixture data shaped like the real datasets, through the Snakemake local "
+                     "profile, then every render read-only and the book; exit 1 naming every job never run",
+         arg("--family", choices=("vision", "nlp"), default="vision", help="P2 model family (default vision)"),
+         arg("--only", nargs="+", default=[], metavar="NOTEBOOK", help="only these notebooks and their jobs"),
+         arg("--dir", default=None, metavar="DIR", help="working folder (default: a new temporary one; an existing "
+                                                       "one resumes from its done-markers)"),
+         arg("--cores", type=int, default=2, help="jobs side by side (default 2)"),
+         arg("--target", choices=("book", "notebooks"), default="book", help="book (default) or the renders only"))
+def _rehearse(args: argparse.Namespace) -> int:
+    cmd = [sys.executable, "-m", "repro.rehearsal", "--family", args.family, "--cores", str(args.cores),
+           "--target", args.target]  # a kernel of its own: the runner imports no p1/p2
+    cmd += ["--only", *args.only] if args.only else []
+    cmd += ["--dir", _abs(args.dir)] if args.dir else []
+    return subprocess.run(cmd).returncode
+
+
 @command("job", "`repro job run ID [ID ...]`: compute exactly these jobs of the plan (`repro plan --json` lists "
                 "them), each upstream artifact read from the store (an absent one is an error, never recomputed); "
                 "writes <artifacts>/jobs/<id>.done.json",

@@ -14,7 +14,7 @@ import pandas as pd
 from repro.core.masks import Mask, placement_rows
 from repro.p1.appendix.plan import AppendixPlan
 from repro.p1.calibration import per_example
-from repro.p1.regions import (evaluate_overrides, fish_regions, ft_and_graft, graftable_total, learned_region,
+from repro.p1.regions import (evaluate_overrides, fish_regions, ft_and_graft, graftable_total,
                               middle_layer_share, random_region, size_fields)
 from repro.report.comparison import attach_printed, seed_rows
 from repro.profiles import GraftRecipe, get_profile

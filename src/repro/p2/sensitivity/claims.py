@@ -85,10 +85,29 @@ def kept_parts(correct: Correct, sources: Sequence[str], tasks: Sequence[str]) -
     return parts
 
 
+def scored_tasks(correct: Correct, tasks: Sequence[str]) -> list[str]:
+    """The tasks on which the pre-trained model gets some example right: an accuracy ratio is defined on them only
+    (a random-init stand-in, as in the paper rehearsal, can score 0 on a many-class task)."""
+    return [t for t in tasks if float(np.mean(correct[PRETRAINED][t])) > 0]
+
+
+def undefined_claim(res: Results, cid: str, text: str, paper: str, tasks: Sequence[str]) -> dict:
+    """The claim as not testable: the pre-trained model scores 0 on every task, so no accuracy ratio is defined."""
+    return res.add_claim(cid, text, paper=paper, ours="no accuracy ratio: the pre-trained model scores 0 on every task",
+                         verdict="not-testable", tasks=tasks,
+                         note="not testable: the pre-trained model gets no test example right on any task, so every "
+                              "accuracy ratio (edited / pre-trained) is undefined")
+
+
 def _kept_claim(res: Results, cid: str, text: str, paper: str, df: pd.DataFrame, correct: Correct,
                 note: str) -> dict:
     fisher, rnd = _split(df)
-    sources, tasks = list(dict.fromkeys(fisher.source)), list(dict.fromkeys(fisher.task))
+    sources, every = list(dict.fromkeys(fisher.source)), list(dict.fromkeys(fisher.task))
+    tasks = scored_tasks(correct, every)
+    if not tasks:
+        return undefined_claim(res, cid, text, paper, every)
+    if len(tasks) < len(every):
+        note += f"; left out (pre-trained accuracy 0, ratio undefined): {', '.join(t for t in every if t not in tasks)}"
     parts = kept_parts(correct, sources, tasks)
     verdict, ev, worst = combine_all(parts)
     return res.add_claim(
@@ -121,7 +140,12 @@ def fig1_shared(res: Results, pruned: pd.DataFrame, correct: Correct) -> dict:
     Off-diagonal mean ratio ≥ 0.97 and off-diagonal − diagonal mean ≥ −0.02, each at the CI's low end
     (:func:`ratio_evidence`)."""
     fisher, _ = _split(pruned)
-    sources, tasks = list(dict.fromkeys(fisher.source)), list(dict.fromkeys(fisher.task))
+    sources, every = list(dict.fromkeys(fisher.source)), list(dict.fromkeys(fisher.task))
+    tasks = scored_tasks(correct, every)
+    text = ("The least-sensitive parameters can be identified regardless of the task: masks found on another task are "
+            "as harmless as the task's own.")
+    if not tasks or not any(s in tasks for s in sources):
+        return undefined_claim(res, "p2-fig1-shared", text, "contribution 2; Fig. 1", every)
     diag = np.array([[s == t for t in tasks] for s in sources])
     off_mean = lambda r: finite_mean(r[~diag])  # noqa: E731
     parts = {"off-diagonal mean": ratio_evidence(correct, sources, tasks, off_mean, op=">=", margin=KEPT_MEAN,

@@ -1,0 +1,152 @@
+"""``repro rehearse``: the paper DAG end to end on a CPU, before any GPU runs it (issue 31 §3).
+
+The ``paper-rehearsal`` profile (:mod:`repro.profiles`) is the paper profile with the paper plans (every job of
+``repro plan --profile paper``, per notebook and kind; the jobs' kwargs name the paper's models) on tiny random-init
+stand-ins of the paper's model classes, fixture folders shaped like the real datasets
+(:func:`repro.data.fixtures.make_fixture_tree`: real task and label names, real split names, per-label counts
+divided by 64) and 2-step recipes.  A rehearsal:
+
+1. writes the fixture tree (``<dir>/data``);
+2. runs ``workflow/Snakefile`` through the local profile (``workflow/profiles/local``): every job as
+   ``repro job run ID`` in its own process, upstream artifacts read-only; then every notebook's render with the store
+   read-only (a render that would compute anything fails naming the artifact); then the book (target ``book``; or
+   the renders alone, target ``notebooks``);
+3. checks what the DAG produced: a done-marker for every job of the plan (a job the DAG never reached is a failure
+   naming its id), a results file for every notebook, and in each results file ``meta["jobs"]``: the notebook asked
+   for every job its chapter declares (:class:`repro.jobrun.ChapterJobs`).
+
+``python -m repro.rehearsal --family vision [--only NB ...] [--dir DIR] [--cores N] [--target book|notebooks]``
+(``repro rehearse`` from the runner).  Exit status: 0 when every check holds, 1 otherwise, 2 for bad arguments.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+from repro.chapters import chapter_names
+from repro.data.fixtures import make_fixture_tree
+from repro.inventory import inventory
+from repro.jobrun import done_path
+from repro.paths import repo_root, results_path
+
+PROFILE = "paper-rehearsal"
+FAMILIES: tuple[str, ...] = ("vision", "nlp")
+TARGETS: tuple[str, ...] = ("book", "notebooks")
+
+
+@dataclass
+class Rehearsal:
+    """What one rehearsal ran and found: the plan's jobs per kind, the notebooks rendered, the problems (each one line
+    naming a job id or a notebook) and the wall time."""
+
+    family: str
+    notebooks: list[str]
+    jobs: Counter = field(default_factory=Counter)
+    problems: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+    snakemake_rc: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems and self.snakemake_rc == 0
+
+    def summary(self) -> str:
+        kinds = ", ".join(f"{k} {n}" for k, n in sorted(self.jobs.items()))
+        head = (f"rehearsal {'passed' if self.ok else 'FAILED'}: profile {PROFILE}, family {self.family}, "
+                f"{sum(self.jobs.values())} jobs ({kinds}), {len(self.notebooks)} notebooks, "
+                f"{self.seconds / 60:.1f} min")
+        return "\n".join([head, *(f"  {p}" for p in self.problems)])
+
+
+def snakemake_command(family: str, root: Path, only: Sequence[str], cores: int, target: str) -> list[str]:
+    """The Snakemake call of a rehearsal (the local profile; ``cores`` jobs side by side)."""
+    workflow = repo_root() / "workflow"
+    config = [f"profile={PROFILE}", f"family={family}", f"data={root / 'data'}", f"artifacts={root / 'artifacts'}",
+              f"results={root / 'results'}", f"repro={sys.executable} -m repro.runner.cli"]
+    if only:
+        config.append(f"only={','.join(only)}")
+    return [sys.executable, "-m", "snakemake", "-s", str(workflow / "Snakefile"), "--profile",
+            str(workflow / "profiles" / "local"), "--cores", str(cores), "--resources", f"gpu={cores}",
+            "--config", *config, "--", target]
+
+
+def check_outputs(family: str, root: Path, notebooks: Sequence[str]) -> tuple[Counter, list[str]]:
+    """The plan's jobs per kind, and one line per problem: a job without a done-marker, a notebook without results,
+    a notebook that never asked for some of its declared jobs."""
+    jobs = inventory(PROFILE, [n for n in notebooks if n != "performance"], family)
+    problems = [f"job {j.id} ({j.kind}, {', '.join(j.notebooks)}): never run (no done-marker)"
+                for j in jobs if not done_path(j.id, root / "artifacts").exists()]
+    for nb in notebooks:
+        path = results_path(root / "results", PROFILE, nb)
+        if not path.exists():
+            problems.append(f"notebook {nb}: no render ({path})")
+            continue
+        record = json.loads(path.read_text()).get("meta", {}).get("jobs")
+        if nb != "performance" and record is None:
+            problems.append(f"notebook {nb}: its results record no jobs (it does not obtain artifacts through "
+                            "ChapterJobs)")
+        elif record and record["unused"]:
+            problems.append(f"notebook {nb}: {len(record['unused'])} declared jobs never asked for, e.g. "
+                            f"{record['unused'][0]}")
+    return Counter(j.kind for j in jobs), problems
+
+
+def rehearse(family: str, only: Sequence[str] = (), root: str | Path | None = None, cores: int = 2,
+             target: str = "book") -> Rehearsal:
+    """Run the rehearsal of ``family`` for ``only`` (default every notebook) under ``root`` (default a new
+    temporary folder) and check what it produced."""
+    if family not in FAMILIES:
+        raise ValueError(f"unknown family {family!r}; choose one of {list(FAMILIES)}")
+    if target not in TARGETS:
+        raise ValueError(f"unknown target {target!r}; choose one of {list(TARGETS)}")
+    names = list(chapter_names())
+    unknown = [n for n in only if n not in names]
+    if unknown:
+        raise ValueError(f"unknown notebooks {unknown}; choose from {names}")
+    notebooks = list(only) or names
+    root = Path(root) if root else Path(tempfile.mkdtemp(prefix="repro-rehearsal-"))
+    root.mkdir(parents=True, exist_ok=True)
+    start = time.perf_counter()
+    if not (root / "data").is_dir():
+        make_fixture_tree(root / "data", "all")
+    cmd = snakemake_command(family, root, only, cores, target)
+    print("$ " + " ".join(cmd), flush=True)
+    rc = subprocess.call(cmd, cwd=repo_root(), env={**os.environ, "REPRO_ARTIFACTS": str(root / "artifacts")})
+    kinds, problems = check_outputs(family, root, notebooks)
+    return Rehearsal(family, notebooks, kinds, problems, time.perf_counter() - start, rc)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``repro rehearse``: see the module docstring."""
+    parser = argparse.ArgumentParser(prog="repro rehearse", description="the paper DAG on tiny models, end to end")
+    parser.add_argument("--family", choices=FAMILIES, default="vision", help="P2 model family of the P2 notebooks")
+    parser.add_argument("--only", nargs="+", default=[], metavar="NOTEBOOK", help="these notebooks (default all)")
+    parser.add_argument("--dir", default=None, help="working folder: data/, artifacts/, results/ (default: a new "
+                                                    "temporary folder; an existing one resumes)")
+    parser.add_argument("--cores", type=int, default=2, help="jobs side by side (default 2)")
+    parser.add_argument("--target", choices=TARGETS, default="book", help="book (default) or notebooks (no HTML)")
+    args = parser.parse_args(argv)
+    try:
+        report = rehearse(args.family, args.only, args.dir, args.cores, args.target)
+    except ValueError as e:
+        print(f"repro rehearse: error: {e}", file=sys.stderr)
+        return 2
+    print(report.summary())
+    return 0 if report.ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+
+
+__all__ = ["FAMILIES", "PROFILE", "Rehearsal", "check_outputs", "main", "rehearse", "snakemake_command"]
