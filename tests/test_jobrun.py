@@ -153,3 +153,88 @@ def test_one_job_of_each_kind_runs_on_paper_smoke_over_fixture_folders(tmp_path,
         assert marker["entries"] and all(e["sha256"] for e in marker["entries"]), (j.kind, marker)
         assert f"{j.id}: computed paper-smoke/" in out
     assert {jobs[i].kind for i in order} == set(KINDS)
+
+
+# ==============================================================================================================
+# issue 35: faults on the cluster path, one table per concern, the store checked after each
+# ==============================================================================================================
+NO_FLOCK = ("import errno, fcntl, sys\n"
+            "def no_locks(f, op):\n    raise OSError(errno.ENOLCK, 'No locks available')\n"
+            "fcntl.flock = no_locks\n"
+            "from repro.jobrun import main\n"
+            "sys.exit(main(sys.argv[1:]))\n")
+
+
+def _visible_is_whole(folder: Path) -> None:
+    """What a reader can see of a store folder: every visible file parses, every complete pair verifies."""
+    from safetensors.torch import load_file
+
+    from repro.artifacts import check_entry
+
+    for f in list(folder.glob("[!.]*.safetensors")):
+        try:
+            load_file(str(f))
+        except FileNotFoundError:
+            continue
+        if f.with_suffix(".json").exists():
+            assert check_entry(f.with_suffix("")) in ("ok", "missing"), f
+
+
+def test_two_processes_run_one_job_at_once_without_flock(smoke_jobs, tmp_path):
+    """A retried SLURM job starts while the first attempt still runs, on a mount without flock (before: both went on
+    without any lock, cleaning each other's temp files and deleting each other's half-published pair)."""
+    _, ft = first_graft(smoke_jobs)
+    single = JobRunner(smoke_jobs, artifacts=tmp_path / "single").run(ft.id)
+    art = tmp_path / "art"
+    cmd = [sys.executable, "-c", NO_FLOCK, ft.id, "--profile", "smoke", "--artifacts", str(art)]
+    procs = [subprocess.Popen(cmd, env=_env(**{SLOW_WRITE_ENV: "0.5"}), stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    deadline = time.time() + 300
+    while any(p.poll() is None for p in procs) and time.time() < deadline:
+        _visible_is_whole(art / "smoke" / "taskvec")  # a reader never sees a half-written file
+        time.sleep(0.05)
+    outs = [p.communicate(timeout=60) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], [o[1][-2000:] for o in outs]
+    said = sorted(o[0].split(": ", 1)[1].split(" smoke/")[0] for o in outs)
+    assert said == ["computed", "found"], outs  # one computes, the other waits on the claim and finds it
+    files = sorted(f.name for f in (art / "smoke" / "taskvec").iterdir())
+    assert len(files) == 2 and all(not f.startswith(".") for f in files), files
+    assert read_json(done_path(ft.id, art))["sha256"] == single["sha256"]  # identical to a single run
+    assert not list(art.rglob("*.tmp")) and not list(art.rglob("*.claim"))
+
+
+def test_a_claim_serialises_writers_and_a_dead_holders_claim_is_broken(tmp_path, monkeypatch):
+    import threading
+
+    import repro.artifacts as A
+
+    monkeypatch.setattr(A.fcntl, "flock", lambda f, op: (_ for _ in ()).throw(OSError(errno.ENOLCK, "no locks")))
+    store, spans = ArtifactStore(tmp_path), []
+    path = store.path("graft", {"a": 1})
+
+    def hold() -> None:
+        with store.lock(path):
+            start = time.monotonic()
+            time.sleep(0.3)
+            spans.append((start, time.monotonic()))
+    threads = [threading.Thread(target=hold) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    spans.sort()
+    assert len(spans) == 3 and all(a[1] <= b[0] for a, b in zip(spans, spans[1:]))  # never two holders at once
+    claim_file = tmp_path / ".locks" / f"graft.{path.name}.claim"
+    assert not claim_file.exists()
+    claim_file.write_text(f"{__import__('socket').gethostname()} 999999999 dead\n")  # killed on this host
+    with store.lock(path):
+        assert "dead" not in claim_file.read_text()
+    claim_file.write_text("other-node 12 silent\n")  # another node's holder that stopped refreshing it
+    os.utime(claim_file, (time.time() - 3 * A.CLAIM_STALE_S,) * 2)
+    with store.lock(path):
+        assert "silent" not in claim_file.read_text()
+    claim_file.write_text("other-node 12 alive\n")  # a live claim is waited for
+    monkeypatch.setattr(A, "CLAIM_STALE_S", 0.5)
+    t0 = time.monotonic()
+    with store.lock(path):
+        assert time.monotonic() - t0 >= 0.4
