@@ -7,6 +7,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -238,3 +239,129 @@ def test_a_claim_serialises_writers_and_a_dead_holders_claim_is_broken(tmp_path,
     t0 = time.monotonic()
     with store.lock(path):
         assert time.monotonic() - t0 >= 0.4
+
+
+def _as_plan(job) -> dict:
+    return {"id": job.id, "kind": job.kind, "notebooks": list(job.notebooks), "deps": list(job.deps)}
+
+
+@pytest.fixture(scope="module")
+def done_store(smoke_jobs, tmp_path_factory):
+    """A store where a smoke fine-tune and the graft of it ran, with their done-markers."""
+    graft, ft = first_graft(smoke_jobs)
+    art = tmp_path_factory.mktemp("done") / "art"
+    runner = JobRunner(smoke_jobs, artifacts=art)
+    runner.run(ft.id)
+    runner.run(graft.id)
+    return art
+
+
+def _entry_path(art: Path, job_id: str) -> Path:
+    return art / read_json(done_path(job_id, art))["entries"][0]["path"]
+
+
+def _flip_keep_mtime(f: Path) -> None:
+    st = f.stat()
+    data = bytearray(f.read_bytes())
+    data[-3] ^= 0x01
+    f.write_bytes(bytes(data))
+    os.utime(f, ns=(st.st_atime_ns, st.st_mtime_ns))
+
+
+def _other_code(js: Path) -> None:
+    meta = json.loads(js.read_text())
+    meta["_store"]["code"]["digest"] = "0" * 16
+    js.write_text(json.dumps(meta))
+
+
+def _other_sha(marker: Path) -> None:
+    m = json.loads(marker.read_text())
+    m["entries"][0]["sha256"] = "f" * 64
+    marker.write_text(json.dumps(m))
+    os.utime(marker, (time.time() + 5,) * 2)
+
+
+# (damage(entry path, marker), full check needed, problem named, recomputed on the re-run)
+LIES = {
+    "artifact-deleted": (lambda p, m: [f.unlink() for f in (p.with_suffix(".safetensors"), p.with_suffix(".json"))],
+                         False, "missing", True),
+    "tensor-file-deleted": (lambda p, m: p.with_suffix(".safetensors").unlink(), False,
+                            "incomplete: ", True),
+    "tensor-edited-mtime-kept": (lambda p, m: _flip_keep_mtime(p.with_suffix(".safetensors")), True,
+                                 "corrupt: the tensor file's sha256 differs", True),
+    "tensor-edited": (lambda p, m: (time.sleep(1.1), _flip_keep_mtime(p.with_suffix(".safetensors")),
+                                    os.utime(p.with_suffix(".safetensors"))), False,
+                      "was modified after the job finished", True),
+    "other-code-fingerprint": (lambda p, m: _other_code(p.with_suffix(".json")), False, "stale: the code of", True),
+    "marker-names-another-sha": (lambda p, m: _other_sha(m), False, "is not the artifact its done-marker names",
+                                 False),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LIES))
+def test_a_lying_done_marker_is_found_and_its_job_reruns(name, smoke_jobs, done_store, tmp_path):
+    """Before: a done-marker was trusted whatever happened to its artifact (the workflow skipped the job, the render
+    failed on the first missing artifact only). Now the marker is checked, removed, and the job re-runs."""
+    from repro.runner.workflow import marker_problems, prune_lying_markers
+
+    damage, full, problem, recomputed = LIES[name]
+    _, ft = first_graft(smoke_jobs)
+    art = tmp_path / "art"
+    shutil.copytree(done_store, art)
+    path, marker = _entry_path(art, ft.id), done_path(ft.id, art)
+    assert marker_problems(_as_plan(ft), art, full=full) == []
+    damage(path, marker)
+    problems = marker_problems(_as_plan(ft), art, full=full)
+    assert len(problems) == 1 and problem in problems[0] and ft.id in problems[0], problems
+    lines: list[str] = []
+    assert prune_lying_markers([_as_plan(ft)], art, full=full, log=lines.append) == [ft.id]
+    assert not marker.exists() and len(lines) == 1 and ft.id in lines[0]
+    again = JobRunner(smoke_jobs, artifacts=art).run(ft.id)
+    assert [e["computed"] for e in again["entries"]] == [recomputed]
+    assert marker_problems(_as_plan(ft), art, full=True) == []  # the store holds what the marker says
+    assert len(list(path.parent.glob("[!.]*.safetensors"))) == 1 and not list(art.rglob("*.tmp"))
+
+
+def test_a_read_only_render_names_every_missing_or_stale_artifact(smoke_jobs, done_store, tmp_path):
+    from repro.runner.workflow import StoreIncomplete, check_render
+
+    graft, ft = first_graft(smoke_jobs)
+    art = tmp_path / "art"
+    shutil.copytree(done_store, art)
+    nb = graft.notebooks[0]
+    jobs = [_as_plan(ft), _as_plan(graft)]
+    check_render(nb, "smoke", root=art, jobs=jobs)  # a complete store: the render may start
+    _entry_path(art, ft.id).with_suffix(".safetensors").unlink()
+    _other_code(_entry_path(art, graft.id).with_suffix(".json"))
+    before = sorted(p for p in art.rglob("*"))
+    with pytest.raises(StoreIncomplete) as e:
+        check_render(nb, "smoke", root=art, jobs=jobs)
+    msg = str(e.value)
+    assert "\n" not in msg and "2 artifact(s)" in msg and ft.id in msg and graft.id in msg and "stale" in msg
+    assert sorted(p for p in art.rglob("*")) == before  # the check writes nothing
+
+
+def test_a_node_dies_between_jobs_and_the_workflow_resumes(smoke_jobs, done_store, tmp_path):
+    """The fine-tune ran and was marked done; the node died before the graft's write finished (a temp file left, no
+    marker). A fresh node runs only what is pending, nothing twice, and no render starts before the store is whole."""
+    from repro.runner.workflow import StoreIncomplete, check_render, pending
+
+    graft, ft = first_graft(smoke_jobs)
+    art = tmp_path / "art"
+    JobRunner(smoke_jobs, artifacts=art).run(ft.id)
+    tau = _entry_path(art, ft.id).with_suffix(".safetensors")
+    tau_stat = tau.stat()
+    (art / "smoke" / "graft").mkdir(parents=True)
+    key = _entry_path(done_store, graft.id).name  # the graft's store key (the same inputs as in done_store)
+    (art / "smoke" / "graft" / f".{key}.safetensors.x1.tmp").write_bytes(b"half")
+    jobs = [_as_plan(ft), _as_plan(graft)]
+    assert pending(jobs, art) == [graft.id]
+    with pytest.raises(StoreIncomplete, match=rf"1 artifact\(s\) .*{graft.id}: not run"):
+        check_render(graft.notebooks[0], "smoke", root=art, jobs=jobs)
+    runner = JobRunner(smoke_jobs, artifacts=art)  # the next node
+    marks = [runner.run(i) for i in pending(jobs, art)]
+    assert [[e["computed"] for e in m["entries"]] for m in marks] == [[True]]
+    assert (tau.stat().st_ino, tau.stat().st_mtime_ns) == (tau_stat.st_ino, tau_stat.st_mtime_ns)  # not recomputed
+    assert pending(jobs, art) == [] and not list(art.rglob("*.tmp"))
+    check_render(graft.notebooks[0], "smoke", root=art, jobs=jobs)
+    assert len(list(art.glob("smoke/*/[!.]*.safetensors"))) == 2

@@ -566,6 +566,8 @@ def check_entry(path: Path) -> str:
             meta = read_json(path.with_suffix(".json"))
             if isinstance(meta.get(STORE_FIELD), dict) and "value" in meta:
                 _, meta = load_json_artifact(path)
+            elif isinstance(meta.get(STORE_FIELD), dict) and "meta_sha256" in meta[STORE_FIELD]:
+                return f"incomplete: {path.with_suffix('.safetensors').name} is missing"  # a tensor entry's sidecar
     except ArtifactError as e:
         return e.reason
     except FileNotFoundError:

@@ -41,7 +41,7 @@ from repro.p2.function_localization import eval_subset
 from repro.p2.linear_regime import drift_curve
 from repro.p2.methods import finetune_method_run, lota_mask_for, talos_mask
 from repro.p2.sensitivity.runs import low_sensitivity_mask
-from repro.paths import artifacts_dir
+from repro.paths import DONE_DIR, done_path  # (re-exported: the runner and the workflow share them)
 from repro.profiles import PROFILES, FinetuneRecipe, get_profile
 from repro.workbench import StoreMiss, Workbench
 
@@ -52,18 +52,11 @@ STORE_KINDS: dict[str, frozenset[str]] = {
     "continual": frozenset({"taskvec"}), "tracking": frozenset({"tracking"}), "drift": frozenset({"p2-drift"}),
     "arithmetic": frozenset({"p2-arith"}), "merge": frozenset({"p2-merge"}),
 }
-#: the done-markers' folder under the artifacts root
-DONE_DIR = "jobs"
 SKIPPED = object()  # a call with nothing to compute (a re-training job whose learned region came out empty)
 
 
 class UpstreamMissing(RuntimeError):
     """A dependency of the job is not in the store (or is stale): the job runs after it, never instead of it."""
-
-
-def done_path(job_id: str, root: str | Path | None = None) -> Path:
-    """``<artifacts>/jobs/<id>.done.json``: the done-marker of one job."""
-    return artifacts_dir(root) / DONE_DIR / f"{job_id}.done.json"
 
 
 # ==============================================================================================================

@@ -73,6 +73,15 @@ def artifacts_dir(override: str | Path | None = None) -> Path:
     return resolve_path(override or os.environ.get("REPRO_ARTIFACTS", "artifacts"))
 
 
+#: the done-markers' folder under the artifacts root (``repro job run`` writes them, the workflow reads them)
+DONE_DIR = "jobs"
+
+
+def done_path(job_id: str, root: str | Path | None = None) -> Path:
+    """``<artifacts>/jobs/<id>.done.json``: the done-marker of one job."""
+    return artifacts_dir(root) / DONE_DIR / f"{job_id}.done.json"
+
+
 def results_path(output_dir: str | Path, profile: str, notebook: str) -> Path:
     """Where a notebook's results JSON lives: ``<output_dir>/<profile>/<notebook>.json``."""
     return resolve_path(output_dir) / profile / f"{notebook}.json"
