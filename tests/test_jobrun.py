@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
+import torch
 
 from repro.artifacts import SLOW_WRITE_ENV, ArtifactStore, read_json
 from repro.jobrun import JobRunner, UpstreamMissing, done_path, main, plan_jobs
@@ -365,3 +366,41 @@ def test_a_node_dies_between_jobs_and_the_workflow_resumes(smoke_jobs, done_stor
     assert pending(jobs, art) == [] and not list(art.rglob("*.tmp"))
     check_render(graft.notebooks[0], "smoke", root=art, jobs=jobs)
     assert len(list(art.glob("smoke/*/[!.]*.safetensors"))) == 2
+
+
+OOM = ("CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.10 GiB of which 1.20 GiB is "
+       "free. Of the allocated memory 75.3 GiB is allocated by PyTorch")
+
+
+@pytest.mark.parametrize("error", [torch.OutOfMemoryError, torch.cuda.OutOfMemoryError], ids=["torch", "torch.cuda"])
+def test_gpu_out_of_memory_is_one_line_and_nothing_is_stored(error, smoke_jobs, tmp_path, capsys, monkeypatch):
+    """The allocator's error at the training loop's forward pass (simulated on the CPU). Before: a traceback of the
+    allocator's message, with neither the job nor its batch size."""
+    import repro.core.finetune as finetune
+
+    _, ft = first_graft(smoke_jobs)
+
+    def allocate(*a, **k):
+        raise error(OOM)
+    monkeypatch.setattr(finetune, "forward", allocate)
+    art = tmp_path / "art"
+    assert main([ft.id, "--profile", "smoke", "--artifacts", str(art)]) == 4
+    err = capsys.readouterr().err
+    lines = [line for line in err.replace("\r", "\n").splitlines() if line.startswith("repro job run")]
+    assert len(lines) == 1 and "Traceback" not in err, err  # (beside the progress bar) one line
+    batch = ft.kwargs["recipe"]["batch_size"]
+    assert f"finetune {ft.id}: out of GPU memory (batch size {batch}; asked for 2.00 GiB; the GPU holds 79.10 GiB, " \
+           "1.20 GiB free)" in err, err
+    assert not [f for f in art.rglob("*") if f.is_file() and not f.name.endswith(".lock")]  # nothing half-written
+
+
+def test_the_slurm_retry_asks_for_more():
+    from repro.runner.workflow import GPU_MODELS, gpu_model, memory_mb
+
+    job = {"kind": "finetune", "cost": 1e6}
+    assert [gpu_model(a) for a in (1, 2, 3, 9)] == [*GPU_MODELS, GPU_MODELS[-1]]
+    assert gpu_model(2, ["v100", "a100"]) == "a100" and memory_mb(job, 2) > memory_mb(job, 1)
+    snakefile = (Path(__file__).resolve().parents[1] / "workflow" / "Snakefile").read_text()
+    assert snakefile.count("gpu_model=lambda wc, attempt: gpu_model(attempt, GPUS)") == 2
+    with pytest.raises(ValueError, match="gpu_models is empty"):
+        gpu_model(1, [])

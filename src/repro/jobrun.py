@@ -29,6 +29,7 @@ import torch
 
 from repro.artifacts import STORE_FIELD, read_json, write_json
 from repro.core.masks import Mask
+from repro.device import out_of_memory_line
 from repro.inventory import inventory
 from repro.jobs import JobSpec
 from repro.p1.continual import sequential_finetune
@@ -293,6 +294,12 @@ def _device_name(wb: Workbench) -> str:
     return dev
 
 
+def _batch_size(job: JobSpec) -> int | None:
+    """The batch size a job trains or scores with, as its kwargs give it (a recipe's, a graft's ``bs``)."""
+    recipe = job.kwargs.get("recipe")
+    return (recipe or {}).get("batch_size") if isinstance(recipe, dict) else job.kwargs.get("bs")
+
+
 def plan_jobs(profile: str, family: str = "") -> dict[str, JobSpec]:
     """Every job of ``profile``'s plan (``family``: the P2 model family, as ``repro plan --family``), by id."""
     return {j.id: j for j in inventory(get_profile(profile), None, family)}
@@ -326,6 +333,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         except UpstreamMissing as e:
             print(f"repro job run: error: {e}", file=sys.stderr)
             return 3
+        except torch.OutOfMemoryError as e:  # (= torch.cuda.OutOfMemoryError): one line, nothing stored
+            job = jobs[job_id]
+            print(f"repro job run: error: {out_of_memory_line(f'{job.kind} {job_id}', _batch_size(job), e)}",
+                  file=sys.stderr)
+            return 4
         what = m["skipped"] or ", ".join(f"{'computed' if e['computed'] else 'found'} {e['path']}"
                                          for e in m["entries"])
         print(f"{job_id}: {what} in {m['seconds']:.1f} s on {m['device']}")

@@ -87,6 +87,18 @@ def runtime_minutes(job: Mapping[str, Any], attempt: int = 1, passes_per_second:
     return int(max(minimum, math.ceil(2 * float(job.get("cost", 0.0)) / passes_per_second / 60)) * attempt)
 
 
+#: GPU models a job asks for, smallest first: a retry (after a GPU out-of-memory error) asks for the next one
+#: (config ``gpu_models=a,b,c`` on the command line: your cluster's names)
+GPU_MODELS: tuple[str, ...] = ("a100", "a100_80gb", "h100")
+
+
+def gpu_model(attempt: int = 1, models: Sequence[str] = GPU_MODELS) -> str:
+    """The GPU model of a job's ``attempt``-th try: the first of ``models``, then one bigger per retry."""
+    if not models:
+        raise ValueError("gpu_models is empty; give the cluster's GPU models, smallest first (a100,h100)")
+    return models[min(max(attempt, 1), len(models)) - 1]
+
+
 def memory_mb(job: Mapping[str, Any], attempt: int = 1, scale: float = 1.0) -> int:
     """Host memory of a job (:data:`MEMORY_MB` of its kind × ``scale``), 1.5× per retry."""
     return int(MEMORY_MB.get(job["kind"], 24000) * scale * (1.5 ** (attempt - 1)))
@@ -202,6 +214,6 @@ def check_render(notebook: str, profile: str, family: str = "", root: str | Path
                               " or the workflow)")
 
 
-__all__ = ["EVALUATION_KINDS", "MEMORY_MB", "StoreIncomplete", "check_render", "driver_modules", "job_code",
+__all__ = ["EVALUATION_KINDS", "GPU_MODELS", "MEMORY_MB", "StoreIncomplete", "check_render", "driver_modules", "gpu_model", "job_code",
            "marker_problems", "memory_mb", "modules_fingerprint", "notebook_code", "pending", "plan",
            "prune_lying_markers", "runtime_minutes", "store_problems"]
