@@ -73,6 +73,15 @@ def artifacts_dir(override: str | Path | None = None) -> Path:
     return resolve_path(override or os.environ.get("REPRO_ARTIFACTS", "artifacts"))
 
 
+def file_sha256(path: str | Path) -> str:
+    """The sha256 (hex) of a file's bytes (read in 1 MiB blocks)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
 #: the done-markers' folder under the artifacts root (``repro job run`` writes them, the workflow reads them)
 DONE_DIR = "jobs"
 
