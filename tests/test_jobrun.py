@@ -182,6 +182,7 @@ def _visible_is_whole(folder: Path) -> None:
             assert check_entry(f.with_suffix("")) in ("ok", "missing"), f
 
 
+@pytest.mark.slow  # two job processes, as tests/test_store.py's two-process lock test
 def test_two_processes_run_one_job_at_once_without_flock(smoke_jobs, tmp_path):
     """A retried SLURM job starts while the first attempt still runs, on a mount without flock (before: both went on
     without any lock, cleaning each other's temp files and deleting each other's half-published pair)."""
