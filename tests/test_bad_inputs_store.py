@@ -130,6 +130,14 @@ CASES: dict[str, Case] = {
     "topk-all-nan": Case(
         lambda t, m: lambda: Mask.top_k({"w": torch.tensor([NAN, NAN, 1.0])}, 2),
         ValueError, r"k=2 but only 1 of 3 scores are not NaN"),
+    # --- issue 35: non-finite values in bf16 training stop the job with the step and the tensor, as in fp32
+    "bf16-train-inf-parameter": Case(lambda t, m: lambda: _bf16_train(m, "inf-parameter"),
+                                     NonFiniteError, r"fine-tuning on sent: the loss at step 1: NaN values in 'value'"),
+    "bf16-train-nan-gradient": Case(
+        lambda t, m: lambda: _bf16_train(m, "nan-gradient"),
+        NonFiniteError, r"fine-tuning on sent: gradient at step 1: NaN values in 'backbone\.encoder\.layer\.0\."),
+    "bf16-train-lr-blowup": Case(lambda t, m: lambda: _bf16_train(m, "lr-blowup"),
+                                 NonFiniteError, r"fine-tuning on sent: the loss at step 2: NaN values"),
     # --- masks -----------------------------------------------------------------------------------------
     "mask-shape-vs-eligible": Case(
         lambda t, m: lambda: Mask({"w": torch.ones(6, dtype=torch.bool)}, {"w": (2, 3)}),
@@ -278,6 +286,21 @@ def _task_loop(tmp: Path) -> Path:
 
 EX = [Example("a good film", 1), Example("a bad film", 0)]
 RECIPE = FinetuneRecipe(steps=1, batch_size=2, eval_every=0)
+
+
+def _bf16_train(model, fault: str) -> object:
+    """A bf16-autocast training run (the model's ``precision``, as on CUDA) with one fault injected."""
+    model.precision = "bf16"
+    names = model.graftable_names()
+    params = dict(model.named_parameters())
+    if fault == "inf-parameter":
+        with torch.no_grad():
+            params[names[3]].view(-1)[0] = float("inf")
+    elif fault == "nan-gradient":
+        params[names[5]].register_hook(lambda g: g * float("nan"))
+    recipe = FinetuneRecipe(steps=3, batch_size=2, eval_every=0, optimizer="sgd",
+                            lr=1e30 if fault == "lr-blowup" else 1e-3)
+    return train(model, {"sent": EX}, recipe, names, progress=False)
 
 
 def _snapshot(root: Path) -> dict[str, bytes]:
@@ -478,3 +501,64 @@ RIGHT_ANSWERS: dict[str, Callable[[Path, object], None]] = {
 @pytest.mark.parametrize("name", sorted(RIGHT_ANSWERS))
 def test_right_number_where_a_wrong_one_was_possible(name, tmp_path, tiny_model):
     RIGHT_ANSWERS[name](tmp_path, tiny_model)
+
+
+# --------------------------------------------------------------------------------------------------------
+# issue 35: every precision a profile accepts trains, grafts, scores and merges on the smoke model (fp32; bf16
+# autocast, set on the model as the CUDA path does, since the CPU otherwise runs fp32; tf32, which on the CPU
+# resolves to fp32; float64 parameters for numerical checks). Before: float64 with gradient clipping crashed in
+# the clip's norm (`vector_norm(t, dtype=float32)` refuses a double).
+# --------------------------------------------------------------------------------------------------------
+def _at_precision(model, precision: str):
+    from repro.device import configure
+
+    if precision == "float64":
+        model.double()
+    else:
+        assert configure(model, torch.device("cpu"), precision) == "fp32"  # the CPU runs a profile's precision fp32
+        model.precision = precision if precision == "bf16" else "fp32"  # bf16 autocast, as on CUDA
+    return torch.float64 if precision == "float64" else torch.float32
+
+
+@pytest.mark.parametrize("precision", ["fp32", "bf16", "tf32", "float64"])
+def test_every_precision_trains_grafts_scores_and_merges(precision, tiny_model):
+    from repro.core.fisher import diagonal_fisher
+    from repro.core.merging import MERGERS
+
+    dtype = _at_precision(tiny_model, precision)
+    names = tiny_model.graftable_names()
+    pre = {n: p.detach().clone() for n, p in tiny_model.named_parameters()}
+    ex = EX + [Example("i loved it", 1), Example("i hated it", 0)]
+    res = train(tiny_model, {"sent": ex}, FinetuneRecipe(steps=3, batch_size=2, eval_every=0, grad_clip=1e-3),
+                names, progress=False)  # a tiny clip: the clipping branch runs
+    params = dict(tiny_model.named_parameters())
+    delta = {n: params[n].detach() - pre[n] for n in names}
+    assert len(res.history) == 3 and all(params[n].dtype == dtype for n in names)
+    assert any(bool(d.abs().sum() > 0) for d in delta.values())
+    with torch.no_grad():
+        for n in names:
+            params[n].copy_(pre[n])
+    graft = learn_graft(tiny_model, "sent", delta, ex, ex, 0.1, GraftRecipe(steps=2, batch_size=2, max_examples=4),
+                        progress=False)
+    assert graft.mask.count() > 0
+    fisher = diagonal_fisher(tiny_model, ex, "sent", names[:4], batch_size=2, progress=False)
+    assert fisher and all(bool(torch.isfinite(f).all()) and f.is_floating_point() for f in fisher.values())
+    vectors = [TaskVector(delta), TaskVector({n: -0.5 * d for n, d in delta.items()})]
+    for key, merger in MERGERS.items():
+        merged = merger.merged(vectors)
+        assert all(bool(torch.isfinite(t).all()) for t in merged.tensors.values()), key
+
+
+def test_float32_clip_norm_is_the_float32_reduction():
+    """The float64 fix leaves fp32 bitwise unchanged: the clip's norm of float32 gradients is the same float32
+    reduction as before; a float64 gradient's is float64."""
+    from repro.core.finetune import MaskedOptimizer
+
+    g = torch.Generator().manual_seed(0)
+    for dtype in (torch.float32, torch.float64):
+        p = torch.nn.Parameter(torch.randn(1000, generator=g, dtype=dtype))
+        p.grad = torch.randn(1000, generator=g, dtype=dtype)
+        norm = MaskedOptimizer({"w": p}, {"w": None}, RECIPE).dense_grad_norm()
+        want = torch.sqrt(torch.linalg.vector_norm(p.grad, dtype=torch.float32) ** 2) if dtype == torch.float32 \
+            else torch.linalg.vector_norm(p.grad)
+        assert norm.dtype == dtype and (torch.equal(norm, want) if dtype == torch.float32 else torch.allclose(norm, want))

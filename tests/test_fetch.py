@@ -326,3 +326,59 @@ def test_a_p1_script_repository_falls_back_to_the_parquet_export(fake_hub, roots
     fake_hub.script_repos.add(("CogComp/trec", None))
     assert len(load_hub("TREC", "train")) == 6 * N_PER_LABEL
     assert fake_hub.datasets[-1] == ("CogComp/trec", None, "train", "refs/convert/parquet", "default")
+
+
+# ==============================================================================================================
+# issue 35: fetched data that changes or breaks after `repro fetch`: FETCHED.json records every file's sha256, a
+# run checks what it reads against it and names the file and the command that repairs it
+# ==============================================================================================================
+def _truncate(p: Path) -> None:
+    p.write_bytes(p.read_bytes()[: p.stat().st_size // 2])
+
+
+def _moved_source(folder: Path) -> None:
+    marker = folder / MARKER
+    record = json.loads(marker.read_text())
+    record["source"] = "hub:glue/sst2@an-older-revision"
+    marker.write_text(json.dumps(record))
+
+
+def _interrupted(folder: Path) -> None:
+    import shutil
+
+    shutil.move(folder, folder.with_name(folder.name + ".partial"))  # killed before the rename that commits it
+    (folder.with_name(folder.name + ".partial") / MARKER).unlink()
+
+
+# (damage of the fetched SST-2 folder, message fragment; the repair command follows)
+FETCH_FAULTS = {
+    "file-edited": (lambda d: (d / "train.jsonl").write_text((d / "train.jsonl").read_text().replace('"label": 0',
+                                                                                                      '"label": 1', 1)),
+                    "train.jsonl changed since `repro fetch` wrote it (sha256 "),
+    "file-truncated": (lambda d: _truncate(d / "test.jsonl"), "test.jsonl changed since `repro fetch` wrote it"),
+    "revision-moved": (_moved_source, "fetched from hub:glue/sst2@an-older-revision, but the code now reads hub:"),
+    "fetch-interrupted": (_interrupted, "SST-2/LABELS.json is missing"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FETCH_FAULTS))
+def test_fetched_data_that_changed_is_named_with_its_repair(name, tmp_path, monkeypatch):
+    """Before: a run read whatever the files held after `repro fetch` (an edited or truncated split trained on, a
+    moved revision unnoticed); now one line names the file and `repro fetch ... --force`."""
+    damage, message = FETCH_FAULTS[name]
+    root = make_fixture_tree(tmp_path / "data", "text", tasks=["SST-2"])
+    folder = root / "SST-2"
+    record = json.loads((folder / MARKER).read_text())
+    assert set(record["files"]) == {p.name for p in folder.iterdir() if p.name != MARKER}  # every file's sha256
+    monkeypatch.setenv("REPRO_DATA", str(root))
+    record["source"] = "hub:" + HUB_SOURCES["SST-2"].path + (f"/{HUB_SOURCES['SST-2'].config}"
+                                                            if HUB_SOURCES["SST-2"].config else "")
+    (folder / MARKER).write_text(json.dumps(record))
+    assert load_task("SST-2", get_profile("paper"), seed=0).test  # as fetched: read
+    damage(folder)
+    before = sorted((p, p.read_bytes()) for p in root.rglob("*") if p.is_file())
+    with pytest.raises(DataError) as e:
+        load_task("SST-2", get_profile("paper"), seed=1)
+    msg = str(e.value)
+    assert message in msg and "repro fetch --profile paper --family text" in msg and "\n" not in msg, msg
+    assert sorted((p, p.read_bytes()) for p in root.rglob("*") if p.is_file()) == before  # the check writes nothing

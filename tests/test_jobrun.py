@@ -7,6 +7,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -14,6 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
+import torch
 
 from repro.artifacts import SLOW_WRITE_ENV, ArtifactStore, read_json
 from repro.jobrun import JobRunner, UpstreamMissing, done_path, main, plan_jobs
@@ -153,3 +155,253 @@ def test_one_job_of_each_kind_runs_on_paper_smoke_over_fixture_folders(tmp_path,
         assert marker["entries"] and all(e["sha256"] for e in marker["entries"]), (j.kind, marker)
         assert f"{j.id}: computed paper-smoke/" in out
     assert {jobs[i].kind for i in order} == set(KINDS)
+
+
+# ==============================================================================================================
+# issue 35: faults on the cluster path, one table per concern, the store checked after each
+# ==============================================================================================================
+NO_FLOCK = ("import errno, fcntl, sys\n"
+            "def no_locks(f, op):\n    raise OSError(errno.ENOLCK, 'No locks available')\n"
+            "fcntl.flock = no_locks\n"
+            "from repro.jobrun import main\n"
+            "sys.exit(main(sys.argv[1:]))\n")
+
+
+def _visible_is_whole(folder: Path) -> None:
+    """What a reader can see of a store folder: every visible file parses, every complete pair verifies."""
+    from safetensors.torch import load_file
+
+    from repro.artifacts import check_entry
+
+    for f in list(folder.glob("[!.]*.safetensors")):
+        try:
+            load_file(str(f))
+        except FileNotFoundError:
+            continue
+        if f.with_suffix(".json").exists():
+            assert check_entry(f.with_suffix("")) in ("ok", "missing"), f
+
+
+@pytest.mark.slow  # two job processes, as tests/test_store.py's two-process lock test
+def test_two_processes_run_one_job_at_once_without_flock(smoke_jobs, tmp_path):
+    """A retried SLURM job starts while the first attempt still runs, on a mount without flock (before: both went on
+    without any lock, cleaning each other's temp files and deleting each other's half-published pair)."""
+    _, ft = first_graft(smoke_jobs)
+    single = JobRunner(smoke_jobs, artifacts=tmp_path / "single").run(ft.id)
+    art = tmp_path / "art"
+    cmd = [sys.executable, "-c", NO_FLOCK, ft.id, "--profile", "smoke", "--artifacts", str(art)]
+    procs = [subprocess.Popen(cmd, env=_env(**{SLOW_WRITE_ENV: "0.5"}), stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    deadline = time.time() + 300
+    while any(p.poll() is None for p in procs) and time.time() < deadline:
+        _visible_is_whole(art / "smoke" / "taskvec")  # a reader never sees a half-written file
+        time.sleep(0.05)
+    outs = [p.communicate(timeout=60) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], [o[1][-2000:] for o in outs]
+    said = sorted(o[0].split(": ", 1)[1].split(" smoke/")[0] for o in outs)
+    assert said == ["computed", "found"], outs  # one computes, the other waits on the claim and finds it
+    files = sorted(f.name for f in (art / "smoke" / "taskvec").iterdir())
+    assert len(files) == 2 and all(not f.startswith(".") for f in files), files
+    assert read_json(done_path(ft.id, art))["sha256"] == single["sha256"]  # identical to a single run
+    assert not list(art.rglob("*.tmp")) and not list(art.rglob("*.claim"))
+
+
+def test_a_claim_serialises_writers_and_a_dead_holders_claim_is_broken(tmp_path, monkeypatch):
+    import threading
+
+    import repro.artifacts as A
+
+    monkeypatch.setattr(A.fcntl, "flock", lambda f, op: (_ for _ in ()).throw(OSError(errno.ENOLCK, "no locks")))
+    store, spans = ArtifactStore(tmp_path), []
+    path = store.path("graft", {"a": 1})
+
+    def hold() -> None:
+        with store.lock(path):
+            start = time.monotonic()
+            time.sleep(0.3)
+            spans.append((start, time.monotonic()))
+    threads = [threading.Thread(target=hold) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    spans.sort()
+    assert len(spans) == 3 and all(a[1] <= b[0] for a, b in zip(spans, spans[1:]))  # never two holders at once
+    claim_file = tmp_path / ".locks" / f"graft.{path.name}.claim"
+    assert not claim_file.exists()
+    claim_file.write_text(f"{__import__('socket').gethostname()} 999999999 dead\n")  # killed on this host
+    with store.lock(path):
+        assert "dead" not in claim_file.read_text()
+    claim_file.write_text("other-node 12 silent\n")  # another node's holder that stopped refreshing it
+    os.utime(claim_file, (time.time() - 3 * A.CLAIM_STALE_S,) * 2)
+    with store.lock(path):
+        assert "silent" not in claim_file.read_text()
+    claim_file.write_text("other-node 12 alive\n")  # a live claim is waited for
+    monkeypatch.setattr(A, "CLAIM_STALE_S", 0.5)
+    t0 = time.monotonic()
+    with store.lock(path):
+        assert time.monotonic() - t0 >= 0.4
+
+
+def _as_plan(job) -> dict:
+    return {"id": job.id, "kind": job.kind, "notebooks": list(job.notebooks), "deps": list(job.deps)}
+
+
+@pytest.fixture(scope="module")
+def done_store(smoke_jobs, tmp_path_factory):
+    """A store where a smoke fine-tune and the graft of it ran, with their done-markers."""
+    graft, ft = first_graft(smoke_jobs)
+    art = tmp_path_factory.mktemp("done") / "art"
+    runner = JobRunner(smoke_jobs, artifacts=art)
+    runner.run(ft.id)
+    runner.run(graft.id)
+    return art
+
+
+def _entry_path(art: Path, job_id: str) -> Path:
+    return art / read_json(done_path(job_id, art))["entries"][0]["path"]
+
+
+def _flip_keep_mtime(f: Path) -> None:
+    st = f.stat()
+    data = bytearray(f.read_bytes())
+    data[-3] ^= 0x01
+    f.write_bytes(bytes(data))
+    os.utime(f, ns=(st.st_atime_ns, st.st_mtime_ns))
+
+
+def _other_code(js: Path) -> None:
+    meta = json.loads(js.read_text())
+    meta["_store"]["code"]["digest"] = "0" * 16
+    js.write_text(json.dumps(meta))
+
+
+def _other_sha(marker: Path) -> None:
+    m = json.loads(marker.read_text())
+    m["entries"][0]["sha256"] = "f" * 64
+    marker.write_text(json.dumps(m))
+    os.utime(marker, (time.time() + 5,) * 2)
+
+
+# (damage(entry path, marker), full check needed, problem named, recomputed on the re-run)
+LIES = {
+    "artifact-deleted": (lambda p, m: [f.unlink() for f in (p.with_suffix(".safetensors"), p.with_suffix(".json"))],
+                         False, "missing", True),
+    "tensor-file-deleted": (lambda p, m: p.with_suffix(".safetensors").unlink(), False,
+                            "incomplete: ", True),
+    "tensor-edited-mtime-kept": (lambda p, m: _flip_keep_mtime(p.with_suffix(".safetensors")), True,
+                                 "corrupt: the tensor file's sha256 differs", True),
+    "tensor-edited": (lambda p, m: (time.sleep(1.1), _flip_keep_mtime(p.with_suffix(".safetensors")),
+                                    os.utime(p.with_suffix(".safetensors"))), False,
+                      "was modified after the job finished", True),
+    "other-code-fingerprint": (lambda p, m: _other_code(p.with_suffix(".json")), False, "stale: the code of", True),
+    "marker-names-another-sha": (lambda p, m: _other_sha(m), False, "is not the artifact its done-marker names",
+                                 False),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LIES))
+def test_a_lying_done_marker_is_found_and_its_job_reruns(name, smoke_jobs, done_store, tmp_path):
+    """Before: a done-marker was trusted whatever happened to its artifact (the workflow skipped the job, the render
+    failed on the first missing artifact only). Now the marker is checked, removed, and the job re-runs."""
+    from repro.runner.workflow import marker_problems, prune_lying_markers
+
+    damage, full, problem, recomputed = LIES[name]
+    _, ft = first_graft(smoke_jobs)
+    art = tmp_path / "art"
+    shutil.copytree(done_store, art)
+    path, marker = _entry_path(art, ft.id), done_path(ft.id, art)
+    assert marker_problems(_as_plan(ft), art, full=full) == []
+    damage(path, marker)
+    problems = marker_problems(_as_plan(ft), art, full=full)
+    assert len(problems) == 1 and problem in problems[0] and ft.id in problems[0], problems
+    lines: list[str] = []
+    assert prune_lying_markers([_as_plan(ft)], art, full=full, log=lines.append) == [ft.id]
+    assert not marker.exists() and len(lines) == 1 and ft.id in lines[0]
+    again = JobRunner(smoke_jobs, artifacts=art).run(ft.id)
+    assert [e["computed"] for e in again["entries"]] == [recomputed]
+    assert marker_problems(_as_plan(ft), art, full=True) == []  # the store holds what the marker says
+    assert len(list(path.parent.glob("[!.]*.safetensors"))) == 1 and not list(art.rglob("*.tmp"))
+
+
+def test_a_read_only_render_names_every_missing_or_stale_artifact(smoke_jobs, done_store, tmp_path):
+    from repro.runner.workflow import StoreIncomplete, check_render
+
+    graft, ft = first_graft(smoke_jobs)
+    art = tmp_path / "art"
+    shutil.copytree(done_store, art)
+    nb = graft.notebooks[0]
+    jobs = [_as_plan(ft), _as_plan(graft)]
+    check_render(nb, "smoke", root=art, jobs=jobs)  # a complete store: the render may start
+    _entry_path(art, ft.id).with_suffix(".safetensors").unlink()
+    _other_code(_entry_path(art, graft.id).with_suffix(".json"))
+    before = sorted(p for p in art.rglob("*"))
+    with pytest.raises(StoreIncomplete) as e:
+        check_render(nb, "smoke", root=art, jobs=jobs)
+    msg = str(e.value)
+    assert "\n" not in msg and "2 artifact(s)" in msg and ft.id in msg and graft.id in msg and "stale" in msg
+    assert sorted(p for p in art.rglob("*")) == before  # the check writes nothing
+
+
+def test_a_node_dies_between_jobs_and_the_workflow_resumes(smoke_jobs, done_store, tmp_path):
+    """The fine-tune ran and was marked done; the node died before the graft's write finished (a temp file left, no
+    marker). A fresh node runs only what is pending, nothing twice, and no render starts before the store is whole."""
+    from repro.runner.workflow import StoreIncomplete, check_render, pending
+
+    graft, ft = first_graft(smoke_jobs)
+    art = tmp_path / "art"
+    JobRunner(smoke_jobs, artifacts=art).run(ft.id)
+    tau = _entry_path(art, ft.id).with_suffix(".safetensors")
+    tau_stat = tau.stat()
+    (art / "smoke" / "graft").mkdir(parents=True)
+    key = _entry_path(done_store, graft.id).name  # the graft's store key (the same inputs as in done_store)
+    (art / "smoke" / "graft" / f".{key}.safetensors.x1.tmp").write_bytes(b"half")
+    jobs = [_as_plan(ft), _as_plan(graft)]
+    assert pending(jobs, art) == [graft.id]
+    with pytest.raises(StoreIncomplete, match=rf"1 artifact\(s\) .*{graft.id}: not run"):
+        check_render(graft.notebooks[0], "smoke", root=art, jobs=jobs)
+    runner = JobRunner(smoke_jobs, artifacts=art)  # the next node
+    marks = [runner.run(i) for i in pending(jobs, art)]
+    assert [[e["computed"] for e in m["entries"]] for m in marks] == [[True]]
+    assert (tau.stat().st_ino, tau.stat().st_mtime_ns) == (tau_stat.st_ino, tau_stat.st_mtime_ns)  # not recomputed
+    assert pending(jobs, art) == [] and not list(art.rglob("*.tmp"))
+    check_render(graft.notebooks[0], "smoke", root=art, jobs=jobs)
+    assert len(list(art.glob("smoke/*/[!.]*.safetensors"))) == 2
+
+
+OOM = ("CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.10 GiB of which 1.20 GiB is "
+       "free. Of the allocated memory 75.3 GiB is allocated by PyTorch")
+
+
+@pytest.mark.parametrize("error", [torch.OutOfMemoryError, torch.cuda.OutOfMemoryError], ids=["torch", "torch.cuda"])
+def test_gpu_out_of_memory_is_one_line_and_nothing_is_stored(error, smoke_jobs, tmp_path, capsys, monkeypatch):
+    """The allocator's error at the training loop's forward pass (simulated on the CPU). Before: a traceback of the
+    allocator's message, with neither the job nor its batch size."""
+    import repro.core.finetune as finetune
+
+    _, ft = first_graft(smoke_jobs)
+
+    def allocate(*a, **k):
+        raise error(OOM)
+    monkeypatch.setattr(finetune, "forward", allocate)
+    art = tmp_path / "art"
+    assert main([ft.id, "--profile", "smoke", "--artifacts", str(art)]) == 4
+    err = capsys.readouterr().err
+    lines = [line for line in err.replace("\r", "\n").splitlines() if line.startswith("repro job run")]
+    assert len(lines) == 1 and "Traceback" not in err, err  # (beside the progress bar) one line
+    batch = ft.kwargs["recipe"]["batch_size"]
+    assert f"finetune {ft.id}: out of GPU memory (batch size {batch}; asked for 2.00 GiB; the GPU holds 79.10 GiB, " \
+           "1.20 GiB free)" in err, err
+    assert not [f for f in art.rglob("*") if f.is_file() and not f.name.endswith(".lock")]  # nothing half-written
+
+
+def test_the_slurm_retry_asks_for_more():
+    from repro.runner.workflow import GPU_MODELS, gpu_model, memory_mb
+
+    job = {"kind": "finetune", "cost": 1e6}
+    assert [gpu_model(a) for a in (1, 2, 3, 9)] == [*GPU_MODELS, GPU_MODELS[-1]]
+    assert gpu_model(2, ["v100", "a100"]) == "a100" and memory_mb(job, 2) > memory_mb(job, 1)
+    snakefile = (Path(__file__).resolve().parents[1] / "workflow" / "Snakefile").read_text()
+    assert snakefile.count("gpu_model=lambda wc, attempt: gpu_model(attempt, GPUS)") == 2
+    with pytest.raises(ValueError, match="gpu_models is empty"):
+        gpu_model(1, [])

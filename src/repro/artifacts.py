@@ -11,7 +11,8 @@ source of the computing modules, plus the torch and transformers versions).  The
 not in the key, so a code change is detected without changing any cache key: :class:`ArtifactStore` reports a
 missing part, a corrupt file (bad checksum, unreadable JSON or safetensors) or a stale entry in one line, moves it
 to ``<root>/.quarantine/`` and the caller recomputes it.  Entries written before checksums existed count as
-stale.  A file lock (``<root>/.locks/``) keeps two processes from computing one artifact at once.
+stale.  A file lock (``<root>/.locks/``) keeps two processes from computing one artifact at once; on a mount
+without ``flock`` an ``O_EXCL`` claim file (:func:`claim`) does.
 
 Keys that cannot collide (key scheme :data:`KEY_SCHEME`, recorded in the sidecar): tensors enter keys through
 :func:`tensor_digest`, a sha256 of their whole content, dtype and shape; data through a digest of its content.  The
@@ -35,8 +36,11 @@ import json
 import logging
 import os
 import shutil
+import socket
 import tempfile
+import threading
 import time
+import uuid
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -328,11 +332,12 @@ class ArtifactStore:
         with open(lock_dir / f"{path.parent.name}.{path.name}.lock", "a") as f:
             try:
                 fcntl.flock(f, fcntl.LOCK_EX)
-            except OSError as e:  # a mount without (cluster-wide) flock: the workflow's DAG gives each artifact
-                if e.errno not in NO_LOCK_ERRNOS:  # one writer, so go on without it (warned once per process)
+            except OSError as e:  # a mount without (cluster-wide) flock: a retried SLURM job may still run beside
+                if e.errno not in NO_LOCK_ERRNOS:  # its first attempt, so an O_EXCL claim file serialises them
                     raise
                 _warn_no_lock(self.root, e)
-                yield
+                with claim(lock_dir / f"{path.parent.name}.{path.name}.claim"):
+                    yield
                 return
             try:
                 yield
@@ -459,8 +464,88 @@ def _warn_no_lock(root: Path, error: OSError) -> None:
     """One notice per store and process: the store runs without file locks."""
     if str(root) not in _NO_LOCK_WARNED:
         _NO_LOCK_WARNED.add(str(root))
-        _notice(f"artifact store {root}: file locks are unavailable on this filesystem ({error.strerror}); going on "
-                f"without them (safe when one process writes each artifact, as the Snakemake workflow does)")
+        _notice(f"artifact store {root}: file locks are unavailable on this filesystem ({error.strerror}); using "
+                f"claim files (created with O_EXCL, refreshed every {CLAIM_STALE_S / 4:.0f} s) instead")
+
+
+#: seconds after which a claim file nobody refreshed is broken (its holder died); the holder touches it every quarter
+CLAIM_STALE_S = 120.0
+
+
+@contextmanager
+def claim(path: Path, poll: float = 0.2) -> Iterator[None]:
+    """An exclusive lock without ``flock``: the file ``path`` created with ``O_CREAT | O_EXCL`` (atomic on NFS v3+
+    and local filesystems), holding ``host pid token``.  A thread touches it while held; a waiter breaks a claim
+    whose holder is a dead process of this host, or that nobody touched for :data:`CLAIM_STALE_S` seconds by the
+    filesystem's own clock (a probe file's mtime, so clocks of other nodes do not matter)."""
+    token = f"{socket.gethostname()} {os.getpid()} {uuid.uuid4().hex}"
+    while True:
+        try:
+            fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+        except FileExistsError:
+            why = _claim_stale(path)
+            if why:
+                broken = path.with_name(f"{path.name}.{uuid.uuid4().hex}.broken")
+                try:
+                    os.rename(path, broken)  # one waiter wins the rename; the others find the claim gone
+                    broken.unlink()
+                    _notice(f"lock {path.name}: broke the claim of {why}")
+                except FileNotFoundError:
+                    pass
+                continue
+            time.sleep(poll)
+            continue
+        with os.fdopen(fd, "w") as f:
+            f.write(token + "\n")
+        break
+    stop = threading.Event()
+
+    def refresh() -> None:
+        while not stop.wait(CLAIM_STALE_S / 4):
+            try:
+                os.utime(path)
+            except FileNotFoundError:
+                return
+    beat = threading.Thread(target=refresh, name=f"claim {path.name}", daemon=True)
+    beat.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        beat.join()
+        try:
+            if path.read_text().strip() == token:
+                path.unlink()
+        except FileNotFoundError:
+            pass
+
+
+def _claim_stale(path: Path) -> str | None:
+    """Why the claim at ``path`` is stale ("host pid: a dead process", "... not refreshed for N s"), else None."""
+    try:
+        holder = path.read_text().split()
+        mtime = path.stat().st_mtime
+    except FileNotFoundError:
+        return None
+    if len(holder) < 2:  # being written right now (created, not yet filled): give it the usual time
+        holder = ["?", "?"]
+    host, pid = holder[0], holder[1]
+    if host == socket.gethostname() and pid.isdigit() and not _alive(int(pid)):
+        return f"{host} {pid}: a dead process"
+    probe = path.parent / ".clock"
+    probe.touch()
+    idle = probe.stat().st_mtime - mtime
+    return f"{host} {pid}: not refreshed for {idle:.0f} s" if idle > CLAIM_STALE_S else None
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _notice(line: str) -> None:
@@ -481,6 +566,8 @@ def check_entry(path: Path) -> str:
             meta = read_json(path.with_suffix(".json"))
             if isinstance(meta.get(STORE_FIELD), dict) and "value" in meta:
                 _, meta = load_json_artifact(path)
+            elif isinstance(meta.get(STORE_FIELD), dict) and "meta_sha256" in meta[STORE_FIELD]:
+                return f"incomplete: {path.with_suffix('.safetensors').name} is missing"  # a tensor entry's sidecar
     except ArtifactError as e:
         return e.reason
     except FileNotFoundError:

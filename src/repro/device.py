@@ -223,3 +223,19 @@ class PeakMemory:
             self.gib = torch.cuda.max_memory_allocated(self.device) / 2**30
         else:
             self.gib = max(self._cpu_kib("VmHWM") - self._start_kib, 0) / 2**20
+
+
+def out_of_memory_line(job: str, batch_size: int | None, error: BaseException) -> str:
+    """One line for a GPU out-of-memory error of ``job`` (``torch.OutOfMemoryError``, which is
+    ``torch.cuda.OutOfMemoryError``): the job, its batch size, the memory the allocator asked for and what the GPU
+    had, and the way out (the workflow's retry asks for a bigger GPU and more memory)."""
+    text = " ".join(str(error).split())
+    asked = re.search(r"[Tt]ried to allocate ([\d.]+ [KMGT]i?B)", text)
+    total = re.search(r"total capacity of ([\d.]+ [KMGT]i?B)", text)
+    free = re.search(r"of which ([\d.]+ [KMGT]i?B) is free", text)
+    parts = [f"batch size {batch_size}" if batch_size else "batch size: the profile's",
+             f"asked for {asked.group(1)}" if asked else "asked for more than was free"]
+    if total:
+        parts.append(f"the GPU holds {total.group(1)}" + (f", {free.group(1)} free" if free else ""))
+    return (f"{job}: out of GPU memory ({'; '.join(parts)}); nothing was stored: run it on a GPU with more memory "
+            f"(the slurm profile's retry asks for the next gpu_models entry and 1.5x mem_mb) or lower the batch size")

@@ -30,6 +30,7 @@ import torch
 from repro.artifacts import STORE_FIELD, read_json, write_json
 from repro.core.masks import Mask
 from repro.chapters import get_chapter
+from repro.device import out_of_memory_line
 from repro.inventory import inventory
 from repro.jobs import SKIPPED, JobSpec
 from repro.p1.continual import sequential_finetune
@@ -42,7 +43,7 @@ from repro.p2.function_localization import eval_subset
 from repro.p2.linear_regime import drift_curve
 from repro.p2.methods import finetune_method_run, lota_mask_for, talos_mask
 from repro.p2.sensitivity.runs import low_sensitivity_mask
-from repro.paths import artifacts_dir
+from repro.paths import DONE_DIR, done_path  # (re-exported: the runner and the workflow share them)
 from repro.profiles import PROFILES, FinetuneRecipe, get_profile
 from repro.workbench import StoreMiss, Workbench
 
@@ -53,17 +54,10 @@ STORE_KINDS: dict[str, frozenset[str]] = {
     "continual": frozenset({"taskvec"}), "tracking": frozenset({"tracking"}), "drift": frozenset({"p2-drift"}),
     "arithmetic": frozenset({"p2-arith"}), "merge": frozenset({"p2-merge"}),
 }
-#: the done-markers' folder under the artifacts root
-DONE_DIR = "jobs"
 
 
 class UpstreamMissing(RuntimeError):
     """A dependency of the job is not in the store (or is stale): the job runs after it, never instead of it."""
-
-
-def done_path(job_id: str, root: str | Path | None = None) -> Path:
-    """``<artifacts>/jobs/<id>.done.json``: the done-marker of one job."""
-    return artifacts_dir(root) / DONE_DIR / f"{job_id}.done.json"
 
 
 # ==============================================================================================================
@@ -457,6 +451,12 @@ def _device_name(wb: Workbench) -> str:
     return dev
 
 
+def _batch_size(job: JobSpec) -> int | None:
+    """The batch size a job trains or scores with, as its kwargs give it (a recipe's, a graft's ``bs``)."""
+    recipe = job.kwargs.get("recipe")
+    return (recipe or {}).get("batch_size") if isinstance(recipe, dict) else job.kwargs.get("bs")
+
+
 def plan_jobs(profile: str, family: str = "") -> dict[str, JobSpec]:
     """Every job of ``profile``'s plan (``family``: the P2 model family, as ``repro plan --family``), by id."""
     return {j.id: j for j in inventory(get_profile(profile), None, family)}
@@ -490,6 +490,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         except UpstreamMissing as e:
             print(f"repro job run: error: {e}", file=sys.stderr)
             return 3
+        except torch.OutOfMemoryError as e:  # (= torch.cuda.OutOfMemoryError): one line, nothing stored
+            job = jobs[job_id]
+            print(f"repro job run: error: {out_of_memory_line(f'{job.kind} {job_id}', _batch_size(job), e)}",
+                  file=sys.stderr)
+            return 4
         what = m["skipped"] or ", ".join(f"{'computed' if e['computed'] else 'found'} {e['path']}"
                                          for e in m["entries"])
         print(f"{job_id}: {what} in {m['seconds']:.1f} s on {m['device']}")

@@ -73,6 +73,24 @@ def artifacts_dir(override: str | Path | None = None) -> Path:
     return resolve_path(override or os.environ.get("REPRO_ARTIFACTS", "artifacts"))
 
 
+def file_sha256(path: str | Path) -> str:
+    """The sha256 (hex) of a file's bytes (read in 1 MiB blocks)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+#: the done-markers' folder under the artifacts root (``repro job run`` writes them, the workflow reads them)
+DONE_DIR = "jobs"
+
+
+def done_path(job_id: str, root: str | Path | None = None) -> Path:
+    """``<artifacts>/jobs/<id>.done.json``: the done-marker of one job."""
+    return artifacts_dir(root) / DONE_DIR / f"{job_id}.done.json"
+
+
 def results_path(output_dir: str | Path, profile: str, notebook: str) -> Path:
     """Where a notebook's results JSON lives: ``<output_dir>/<profile>/<notebook>.json``."""
     return resolve_path(output_dir) / profile / f"{notebook}.json"

@@ -162,6 +162,7 @@ def load_nlp(task: str, root: str | Path | None = None) -> tuple[TaskSpec, list[
     root), with the official splits (see the module doc)."""
     src = _source(task)
     folder = layout.task_dir(root, "nlp", task)
+    layout.verify(folder, "nlp", root)  # every file as `repro fetch` wrote it
     names = layout.read_labels(folder, "nlp", root)
     if tuple(names) != src.answers:
         raise DataError(f"{folder / 'LABELS.json'} lists {names}, repro's answers for {task} are "

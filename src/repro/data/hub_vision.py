@@ -220,6 +220,7 @@ def load_vision(task: str, root: str | Path | None = None) -> VisionSplits:
     if task not in FETCHED_SPLITS:
         raise KeyError(f"unknown vision task {task!r}; choose one of {', '.join(VISION_TASKS)}")
     folder = layout.task_dir(root, "vision", task)
+    layout.verify(folder, "vision", root)  # every file as `repro fetch` wrote it
     raw = layout.read_labels(folder, "vision", root)
     stored = {split: layout.read_image_split(layout.require(folder / split, "vision", root, f"the {split} images"))
               for split in FETCHED_SPLITS[task]}

@@ -10,7 +10,8 @@ Under the data root (``--data DIR``, else ``$REPRO_DATA``, else ``data/`` in the
 ``LABELS.json`` is the list of label names (text, T5 answers, class names) in index order.  An image's ``<label>``
 folder is its label index written with 4 digits (``0007``), ``<n>`` its position in the source split (7 digits), so
 reading a split back gives the source order; ``<ext>`` keeps the source's encoding (``.jpg``, ``.png``, ``.ppm``).
-``FETCHED.json`` in a task folder records where it came from and its split sizes; ``repro fetch`` writes a task
+``FETCHED.json`` in a task folder records where it came from, its split sizes and the sha256 of every file
+(``"files"``); a run checks the files it reads against that record (:func:`verify`).  ``repro fetch`` writes a task
 into ``<folder>.partial`` and renames it when complete, so a task folder is never half written, and a task folder
 that exists is not fetched again.
 """
@@ -24,7 +25,7 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from repro.data.tasks import DataError
-from repro.paths import data_root
+from repro.paths import data_root, file_sha256
 
 MARKER = "FETCHED.json"
 FAMILY_DIRS: dict[str, str] = {"text": "", "nlp": "nlp", "vision": "vision"}
@@ -130,8 +131,45 @@ def staging(folder: Path) -> Path:
 
 
 def commit(tmp: Path, folder: Path, record: dict[str, Any]) -> None:
-    """Write the ``FETCHED.json`` record into ``tmp`` and move it to ``folder`` (replacing an unfinished one)."""
+    """Write the ``FETCHED.json`` record (with the sha256 of every file in ``tmp``: ``"files"``) into ``tmp`` and
+    move it to ``folder`` (replacing an unfinished one)."""
+    files = {p.relative_to(tmp).as_posix(): file_sha256(p) for p in sorted(tmp.rglob("*"))
+             if p.is_file() and p.name != MARKER}
+    record.update(files=files)
     (tmp / MARKER).write_text(json.dumps(record, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     if folder.exists():
         shutil.rmtree(folder)
     os.replace(tmp, folder)
+
+
+_VERIFIED: set[tuple[str, int]] = set()  # (folder, hash of its files' sizes and mtimes) checked in this process
+
+
+def verify(folder: Path, family: str, root: str | Path | None, source: str | None = None) -> None:
+    """Check a fetched task folder against its ``FETCHED.json``: every recorded file present with the sha256 it was
+    fetched with, and (``source``) fetched from the source the code reads now.  A difference is a one-line
+    :class:`DataError` naming the file and the ``repro fetch`` command that repairs it.  Files are hashed again only
+    when a size or mtime changed since this process last checked them.  A folder fetched before per-file checksums
+    has nothing to check against and passes."""
+    marker = folder / MARKER
+    try:
+        record = json.loads(marker.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return  # not a fetched folder (or a missing one: require() names it)
+    fix = f"run `{fetch_command(family, root)} --force`"
+    if source is not None and record.get("source") not in (None, source):
+        raise DataError(f"{marker}: fetched from {record['source']}, but the code now reads {source} (the dataset "
+                        f"moved to another revision or source); {fix}")
+    files = sorted((record.get("files") or {}).items())
+    for rel, _ in files:
+        if not (folder / rel).is_file():
+            raise DataError(f"{folder / rel} is missing, though `repro fetch` wrote it (deleted?); {fix}")
+    key = (str(folder), hash(tuple((rel, (st := (folder / rel).stat()).st_size, st.st_mtime_ns) for rel, _ in files)))
+    if key in _VERIFIED:
+        return
+    for rel, sha in files:
+        now = file_sha256(folder / rel)
+        if now != sha:
+            raise DataError(f"{folder / rel} changed since `repro fetch` wrote it (sha256 {sha[:12]}, now {now[:12]}: "
+                            f"truncated or edited); {fix}")
+    _VERIFIED.add(key)

@@ -380,9 +380,11 @@ def _hub_source(name: str, k: int, n_test: int, profile: "Profile") -> tuple[lis
     folder = layout.task_dir(None, "text", name)
     for need in ("LABELS.json", "test.jsonl") + (() if name in OOD_ONLY else ("train.jsonl",)):
         layout.require(folder / need, "text", None)
-    pool, test = load_local(name, folder.parent)
     src = HUB_SOURCES[name]
-    return pool, test, f"hub:{src.path}" + (f"/{src.config}" if src.config else "")
+    source = f"hub:{src.path}" + (f"/{src.config}" if src.config else "")
+    layout.verify(folder, "text", None, source=source)  # as `repro fetch` wrote it, from the source read now
+    pool, test = load_local(name, folder.parent)
+    return pool, test, source
 
 
 def _source_splits(name: str, profile: "Profile", k: int, n_test: int, data_dir: str | Path | None

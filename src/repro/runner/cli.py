@@ -128,6 +128,14 @@ def _run(args: argparse.Namespace) -> int:
         params["device"] = args.device
     if args.precision:
         params["precision"] = args.precision
+    if args.read_only_store and not args.notebook.endswith((".md", ".ipynb")):  # a render from a partial store
+        from repro.runner.workflow import StoreIncomplete, check_render  # startup: as run_notebook above
+
+        try:
+            check_render(args.notebook, args.profile, str(params.get("model_family") or ""))
+        except StoreIncomplete as e:
+            print(f"repro run: error: {e}", file=sys.stderr)
+            return 2
     r = run_notebook(args.notebook, profile=args.profile, params=params,
                      output_dir=_abs(args.output_dir) or "results", executed_path=args.output, use_cache=args.cached,
                      read_only_store=args.read_only_store)

@@ -25,8 +25,8 @@ import shutil
 import nbformat
 from traitlets.config import Config
 
-from repro.paths import (OFFLINE_ENV, STORE_READ_ONLY_ENV, artifacts_dir, data_root, folder_digest, project_root,
-                         repo_root, resolve_path, results_path, unwritable_reason)
+from repro.paths import (OFFLINE_ENV, STORE_READ_ONLY_ENV, artifacts_dir, data_root, file_sha256, folder_digest,
+                         project_root, repo_root, resolve_path, results_path, unwritable_reason)
 from repro.profiles import PROFILES
 from repro.report.results import ResultsError, load_results
 from repro.runner.notebooks import (KERNEL, ParameterError, input_files, notebook_parameters, notebook_path,
@@ -542,10 +542,6 @@ def _env(name: str, value: str | None) -> Iterator[None]:
 def sidecar_path(results_json: Path) -> Path:
     """``results/<profile>/<name>.cache.json`` next to ``<name>.json``: written by the runner after a complete run."""
     return results_json.with_name(results_json.name.removesuffix(".json") + ".cache.json")
-
-
-def file_sha256(path: Path) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
 def _read_sidecar(path: Path) -> dict[str, Any]:
