@@ -42,11 +42,13 @@ from typing import Any, Callable, Iterable
 
 import nbformat
 
-from repro.paths import book_dir, repo_root, results_path
+from repro.paths import book_dir, repo_root, resolve_path, results_path
 from repro.profiles import PROFILES
 from repro.report.results import ResultsError, load_results, validate
 from repro.departures import departures_markdown
 from repro.report.claims_page import claims_page_markdown
+from repro.report.matrix import (SettingRuns, default_family, discover, families_line, matrix_markdown,
+                                 paper_gpu_hours, setting_of, setting_order)
 from repro.runner.execute import (RunResult, check_run, kernel_params, param_path, run_many,
                                   source_fingerprint, utc_now)
 from repro.runner.notebooks import (KERNEL, ParameterError, book_notebooks, notebook_parameters,
@@ -131,6 +133,30 @@ def build_info_markdown(profile: str, results: dict[str, dict[str, Any]], runs: 
             f"time of each, on the machine that ran it); built {built}"
             + (f"; not executed for this profile: {', '.join(missing)}" if missing else "") + ".")
     return line + "\n"
+
+
+#: the paper profile's measured step times priced over its job inventory (benchmarks/gpu_paper_path.py)
+GPU_HOURS_FILE = "benchmarks/gpu_paper_path.json"
+
+
+def matrix_settings(output_dir: str | Path, profile: str, results: dict[str, dict[str, Any]]) -> list[SettingRuns]:
+    """The settings of the claims matrix: every complete recorded run under ``output_dir``
+    (:func:`repro.report.matrix.discover` with :func:`check_run`), where the profile being built shows exactly
+    the ``results`` staged into this book."""
+    def check(results_json: Path) -> str | None:
+        return check_run(results_json.with_suffix(".ipynb"), results_json)[1]
+
+    found = discover(resolve_path(output_dir), check, shown_profile=profile)
+    staged: dict[str, SettingRuns] = {}
+    for name, res in results.items():
+        setting = setting_of(results_path(output_dir, profile, name), res)
+        staged.setdefault(setting.key, SettingRuns(setting)).results[name] = res
+    keep = [r for r in found if r.setting.profile != profile]
+    for r in found:  # a notebook of the built profile run again in another family (into a folder of its own)
+        for name, res in r.results.items():
+            if r.setting.profile == profile and r.setting.family != default_family(profile, name):
+                staged.setdefault(r.setting.key, SettingRuns(r.setting)).results.setdefault(name, res)
+    return sorted(list(staged.values()) + keep, key=lambda r: setting_order(r.setting, profile))
 
 
 def run_jupyter_book(warnings_as_errors: bool = False, log: Callable[[str], None] = print) -> float:
@@ -238,7 +264,12 @@ def build_book(profile: str = "cpu", only: Iterable[str] | None = None, jobs: in
     built = utc_now()[:16].replace("T", " ")
     claims = claims_page_markdown(profile, results, names, model=PROFILES[profile].description,
                                   titles={n: notebook_title(n) for n in names}, built=built,
-                                  seconds={n: r.seconds for n, r in runs.items()}, executed_dir=staged)
+                                  seconds={n: r.seconds for n, r in runs.items()}, executed_dir=staged,
+                                  matrix=matrix_markdown(matrix_settings(out_rel, profile, results),
+                                                         gpu_hours=paper_gpu_hours(repo_root() / GPU_HOURS_FILE),
+                                                         order=[c["id"] for n in names
+                                                                for c in results.get(n, {}).get("claims", [])]),
+                                  families=families_line(profile, names))
     _write_if_changed(staged / "claims_body.md", claims + "\n")
     _write_if_changed(staged / "departures_body.md", departures_markdown() + "\n")
     _write_if_changed(staged / "data_body.md", data_page_body(profile) + "\n")
