@@ -51,9 +51,11 @@ browser-check: venv
 	$(BIN)/python -m pip install -q selenium
 	$(BIN)/python .ci/browser_check.py book/_build/html
 
+# .jupyter/labconfig: a double click opens the .md notebooks as notebooks (Jupytext Notebook viewer);
+# notebooks/jupytext.toml: saving one from JupyterLab leaves the committed file (and the page's cache key) unchanged
 lab: venv
 	$(BIN)/python -m pip install -q -e ".[lab]"
-	$(BIN)/jupyter lab notebooks/
+	JUPYTER_CONFIG_PATH=$(CURDIR)/.jupyter$${JUPYTER_CONFIG_PATH:+:$$JUPYTER_CONFIG_PATH} $(BIN)/jupyter lab notebooks/
 
 # after a first cpu build from an empty artifact store: its record becomes the build time the intro and README quote
 # (tests/test_book_facts.py then holds README.md and book/cpu_profile_choice.md to it)
