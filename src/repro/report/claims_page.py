@@ -238,8 +238,12 @@ def _summary_table(rows: Sequence[tuple[str, Mapping[str, int]]]) -> list[str]:
 def claims_page_markdown(profile: str, results: Mapping[str, Mapping[str, Any]], notebooks: Sequence[str], *,
                          model: str = "", titles: Mapping[str, str] | None = None,
                          seconds: Mapping[str, float] | None = None, built: str = "",
-                         executed_dir: Path | None = None) -> str:
-    """The Claims page body for one profile (included by ``book/claims.md``)."""
+                         executed_dir: Path | None = None, matrix: str = "", families: str = "") -> str:
+    """The Claims page body for one profile (included by ``book/claims.md``).
+
+    ``matrix``: the claims across settings (:func:`repro.report.matrix.matrix_markdown`), placed after "What was
+    run"; ``families``: which model family ran which pages (:func:`repro.report.matrix.families_line`), in the
+    profile line."""
     titles, seconds = dict(titles or {}), dict(seconds or {})
     where: dict[str, str] = {}
     for name in notebooks:
@@ -263,7 +267,7 @@ def claims_page_markdown(profile: str, results: Mapping[str, Mapping[str, Any]],
     out += [f"- **{PAPERS[p]}**: " + md_escape(data_line(data_tally(c for _, c in paper_claims if paper_of(c) == p)))
             for p in PAPERS] + [""]
     out += [f"Profile **{profile}**" + (f" ({md_escape(model)})" if model else "")
-            + (f", built {md_escape(built)}" if built else "") + ". A verdict reads the 95 % CI of the claim's "
+            + (f", built {md_escape(built)}" if built else "") + "." + (f" {md_escape(families)}" if families else "") + " A verdict reads the 95 % CI of the claim's "
             "statistic (paired bootstrap over test examples and seeds): **holds** when the claim's inequality holds "
             "at the CI's conservative end, **does not hold** when the opposite holds at the other end, "
             "**inconclusive** otherwise; **not testable** says why in its note. Open a row for the full claim.", "",
@@ -283,6 +287,11 @@ def claims_page_markdown(profile: str, results: Mapping[str, Mapping[str, Any]],
         out.append(f"| {md_escape(titles.get(name, name))} | {md_escape(', '.join(map(str, plan['tasks'])) or '—')} "
                    f"| {len(plan['seeds']) or '—'} | {n_test} | {'—' if secs is None else f'{secs:.0f} s'} |")
     out.append("")
+
+    if matrix:
+        out += [matrix, ""]
+        out += ["## Every claim of this build", "", f"The claims of the **{md_escape(profile)}** build, one per row; "
+                "open a row for the full claim, the note, the data and a link to its section.", ""]
 
     for p, label in PAPERS.items():
         out += [f"## {label}", ""]

@@ -13,6 +13,9 @@ Layout (everything under ``results/`` and ``book/executed/`` is generated and gi
     book/executed/departures_body.md       the departures of the paper profile (included by book/departures.md)
     book/executed/data_body.md             every task the profile reads, real or generated (book/generated_tasks.md)
     book/executed/build_info.md            profile / date / what ran (included by book/intro.md)
+    book/executed/book_facts.md            the settings, the measured cpu build time, the paper profile's GPU-hours
+                                           (from benchmarks/*.json; included by book/intro.md)
+    results/<profile>.build.json           this build's record: wall and Sphinx seconds, each notebook's time
     book/_build/html/                      the HTML book
 
 ``book/_toc.yml`` is the single list of book notebooks (its ``executed/<name>`` entries); ``_config.yml`` at the
@@ -31,6 +34,7 @@ page and a one-line notice.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -42,12 +46,15 @@ from typing import Any, Callable, Iterable
 
 import nbformat
 
-from repro.paths import book_dir, repo_root, results_path
+from repro.paths import book_dir, repo_root, resolve_path, results_path
 from repro.profiles import PROFILES
 from repro.chapters import write_toc
 from repro.report.results import ResultsError, load_results, validate
 from repro.departures import departures_markdown
+from repro.report.book_facts import GPU_HOURS_FILE, book_facts_markdown
 from repro.report.claims_page import claims_page_markdown
+from repro.report.matrix import (SettingRuns, default_family, discover, families_line, matrix_markdown,
+                                 paper_gpu_hours, setting_of, setting_order)
 from repro.runner.execute import (RunResult, check_run, kernel_params, param_path, run_many,
                                   source_fingerprint, utc_now)
 from repro.runner.notebooks import (KERNEL, ParameterError, book_notebooks, notebook_parameters,
@@ -132,6 +139,57 @@ def build_info_markdown(profile: str, results: dict[str, dict[str, Any]], runs: 
             f"time of each, on the machine that ran it); built {built}"
             + (f"; not executed for this profile: {', '.join(missing)}" if missing else "") + ".")
     return line + "\n"
+
+
+def matrix_settings(output_dir: str | Path, profile: str, results: dict[str, dict[str, Any]]) -> list[SettingRuns]:
+    """The settings of the claims matrix: every complete recorded run under ``output_dir``
+    (:func:`repro.report.matrix.discover` with :func:`check_run`), where the profile being built shows exactly
+    the ``results`` staged into this book."""
+    def check(results_json: Path) -> str | None:
+        return check_run(results_json.with_suffix(".ipynb"), results_json)[1]
+
+    found = discover(resolve_path(output_dir), check, shown_profile=profile)
+    staged: dict[str, SettingRuns] = {}
+    for name, res in results.items():
+        setting = setting_of(results_path(output_dir, profile, name), res)
+        staged.setdefault(setting.key, SettingRuns(setting)).results[name] = res
+    keep = [r for r in found if r.setting.profile != profile]
+    for r in found:  # a notebook of the built profile run again in another family (into a folder of its own)
+        for name, res in r.results.items():
+            if r.setting.profile == profile and r.setting.family != default_family(profile, name):
+                staged.setdefault(r.setting.key, SettingRuns(r.setting)).results.setdefault(name, res)
+    return sorted(list(staged.values()) + keep, key=lambda r: setting_order(r.setting, profile))
+
+
+def build_record_path(output_dir: str | Path, profile: str) -> Path:
+    """``results/<profile>.build.json``: beside the profile's folder, so no results reader takes it for a
+    notebook's results."""
+    return resolve_path(output_dir) / f"{profile}.build.json"
+
+
+def _git_commit() -> str:
+    proc = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=repo_root(), text=True,
+                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    return proc.stdout.strip() if proc.returncode == 0 else ""
+
+
+def write_build_record(path: Path, report: BuildReport, jobs: int) -> dict[str, Any]:
+    """The build's own record of its times (the format of ``benchmarks/cpu_book_build.json``): wall and Sphinx
+    seconds, each notebook's run time and whether it ran now or came from the cache, cores, jobs, commit, date.
+    ``from_empty_store`` is true when every notebook ran (a first build's time, the one the intro quotes)."""
+    record = {"profile": report.profile, "command": f"repro book --profile {report.profile} --jobs {jobs}",
+              "commit": _git_commit(), "date": utc_now()[:10], "finished": utc_now(),
+              "from_empty_store": bool(report.runs) and not report.missing
+              and all(r.status == "ran" for r in report.runs),
+              "cores": os.cpu_count(), "jobs": jobs, "wall_seconds": round(report.seconds, 1),
+              "sphinx_seconds": round(report.sphinx_seconds, 1),
+              "notebooks": {r.notebook: {"status": r.status, "seconds": round(r.seconds, 1)} for r in report.runs},
+              "missing": list(report.missing)}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(record, indent=1) + "\n")
+    os.replace(tmp, path)
+    return record
 
 
 def run_jupyter_book(warnings_as_errors: bool = False, log: Callable[[str], None] = print) -> float:
@@ -239,7 +297,12 @@ def build_book(profile: str = "cpu", only: Iterable[str] | None = None, jobs: in
     built = utc_now()[:16].replace("T", " ")
     claims = claims_page_markdown(profile, results, names, model=PROFILES[profile].description,
                                   titles={n: notebook_title(n) for n in names}, built=built,
-                                  seconds={n: r.seconds for n, r in runs.items()}, executed_dir=staged)
+                                  seconds={n: r.seconds for n, r in runs.items()}, executed_dir=staged,
+                                  matrix=matrix_markdown(matrix_settings(out_rel, profile, results),
+                                                         gpu_hours=paper_gpu_hours(repo_root() / GPU_HOURS_FILE),
+                                                         order=[c["id"] for n in names
+                                                                for c in results.get(n, {}).get("claims", [])]),
+                                  families=families_line(profile, names))
     _write_if_changed(staged / "claims_body.md", claims + "\n")
     _write_if_changed(staged / "departures_body.md", departures_markdown() + "\n")
     _write_if_changed(staged / "data_body.md", data_page_body(profile) + "\n")
@@ -257,10 +320,13 @@ def build_book(profile: str = "cpu", only: Iterable[str] | None = None, jobs: in
         raise BuildError(f"build stopped: notebooks declare jobs they never obtain: {sorted(unused)}")
     if write_toc(book_dir() / "_toc.yml"):  # the chapter registry's table of contents (repro.chapters)
         log("book/_toc.yml: rewritten from the chapter registry")
+    _write_if_changed(staged / "book_facts.md", book_facts_markdown(repo_root()))
+
     ordered = [runs[nm] for nm in names if nm in runs]
     sphinx_s = run_jupyter_book(warnings_as_errors=warnings_as_errors, log=log)
     html = book_dir() / "_build" / "html" / "index.html"
     report_ = BuildReport(profile, ordered, missing, str(html), time.time() - t0, sphinx_s)
+    write_build_record(build_record_path(out_rel, profile), report_, jobs)
     log("")
     log(report_.summary())
     return report_
