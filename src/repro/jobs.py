@@ -146,7 +146,7 @@ def ref(job: JobSpec) -> dict[str, str]:
 def finetune_job(profile: Profile, notebook: str, tasks: str | Sequence[str], recipe: FinetuneRecipe, *,
                  k: int | None = None, seed: int = 13, trainable: str | JobSpec = "graftable", l1: float = 0.0,
                  linearized: bool = False, tag: str = "", linear_heads: bool = False, model: str | None = None,
-                 how: str = "kshot") -> JobSpec:
+                 how: str = "kshot", role: str = "") -> JobSpec:
     """:meth:`repro.workbench.Workbench.finetune_run`: τ of ``recipe`` on ``tasks`` (several = one multi-task
     model); ``trainable`` a scope name or the mask / graft job whose region is trained."""
     tasks = [tasks] if isinstance(tasks, str) else list(tasks)
@@ -157,7 +157,7 @@ def finetune_job(profile: Profile, notebook: str, tasks: str | Sequence[str], re
     mult = 2.0 if linearized else 1.0
     cost = mult * recipe.steps * recipe.batch_size  # one batch of one task per step (repro.core.finetune.train)
     return make_job("finetune", "repro.workbench.Workbench.finetune_run", profile, notebook, deps=deps, cost=cost,
-                    uses=[DataUse(t, how, k, seed) for t in tasks],
+                    uses=[DataUse(t, how, k, seed) for t in tasks], role=role,
                     tasks=tasks, k=k, seed=seed, recipe=recipe,
                     trainable=ref(trainable) if isinstance(trainable, JobSpec) else trainable, l1=l1,
                     linearized=linearized, tag=tag, heads="linear" if linear_heads else "zero-shot",
@@ -166,7 +166,7 @@ def finetune_job(profile: Profile, notebook: str, tasks: str | Sequence[str], re
 
 def graft_job(profile: Profile, notebook: str, task: str, vector: JobSpec, base: float | JobSpec, *,
               k: int | None = None, seed: int = 13, recipe: GraftRecipe | None = None, scope: str = "graftable",
-              tag: str = "", n_classes: int = 2, how: str = "kshot") -> JobSpec:
+              tag: str = "", n_classes: int = 2, how: str = "kshot", role: str = "") -> JobSpec:
     """:meth:`repro.workbench.Workbench.graft`: P1 Eq. 2-4 on ``task`` for the task vector of job ``vector``, with
     ``recipe`` (None: the profile's graft recipe)."""
     k = int(k or profile.k_shot)
@@ -178,7 +178,7 @@ def graft_job(profile: Profile, notebook: str, task: str, vector: JobSpec, base:
     cost = rec.steps * (sel + EVAL_PASS * (sel + dev))
     deps = [vector] + ([base] if isinstance(base, JobSpec) else [])
     return make_job("graft", "repro.workbench.Workbench.graft", profile, notebook, deps=deps, cost=cost,
-                    uses=[DataUse(task, how, k, seed, select=rec.max_examples, max_dev=rec.max_dev)],
+                    uses=[DataUse(task, how, k, seed, select=rec.max_examples, max_dev=rec.max_dev)], role=role,
                     task=task, k=k, seed=seed, vector=ref(vector),
                     base=ref(base) if isinstance(base, JobSpec) else float(base), scope=scope, lr=rec.lr,
                     steps=rec.steps, bs=rec.batch_size, max_examples=rec.max_examples, b=rec.sigmoid_bias,
