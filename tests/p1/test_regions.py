@@ -13,11 +13,11 @@ from repro.data import TaskData
 from repro.core.finetune import train
 from repro.core.masks import Mask, placement_rows
 from repro.profiles import FinetuneRecipe, get_profile
-from repro.jobrun import ChapterJobs
+from repro.jobrun import ChapterJobs, UndeclaredJob
 from repro.jobs import finetune_job, graft_job
 from repro.p1.regions import (evaluate_region, fish_regions, ft_and_graft, graftable_total, lottery_curve,
-                           magnitude_region, middle_layer_share, movement_region, random_region,
-                           plotted, retrained_region, scope_fraction, sparsity_curve)
+                              magnitude_region, middle_layer_share, movement_region, random_region, plotted,
+                              retrained_region, scope_fraction, sparsity_curve)
 from repro.p1.trajectory import checkpoint_tracking, finetune_snapshots, model_labels, tracking_summary
 
 from conftest import SENTIMENT
@@ -214,19 +214,52 @@ def test_fish_regions_nested_and_cached(wb):
     assert again[0.1] == masks[0.1]
 
 
+def localization(wb, *, base=0.05, sweep=(0.01,)):
+    """The fixture task as the localization chapter declares it, with its roles: the SGD model first ("fig2-sgd"),
+    its Table 2 graft ("table2"; also γ_base's sweep point), the other sweep points ("fig2-sgd"), a bias graft
+    ("fig4a-bias"), the Table 1 re-training and BitFit, and an AdamW model ("fig5-adamw") with its sweep."""
+    prof = wb.profile
+    sweep_recipe = prof.graft.updated(steps=1)
+
+    def curve_jobs(model, sparsities, role, scope="graftable"):  # as jobs.curve_jobs (which reads the task registry)
+        return [graft_job(prof, "p1_test", "sent", model, s, seed=wb.seed, scope=scope, role=role,
+                          recipe=None if s == base else sweep_recipe) for s in sparsities]
+
+    sgd = finetune_job(prof, "p1_test", "sent", prof.p1_finetune, seed=wb.seed, role="fig2-sgd")
+    table2 = graft_job(prof, "p1_test", "sent", sgd, base, seed=wb.seed, role="table2")
+    grafts = curve_jobs(sgd, (base, *sweep), "fig2-sgd")
+    bias = curve_jobs(sgd, sweep, "fig4a-bias", scope="bias")
+    retrain = finetune_job(prof, "p1_test", "sent", prof.p1_finetune, seed=wb.seed, trainable=table2,
+                           role="table1-retrain")
+    bitfit = finetune_job(prof, "p1_test", "sent", prof.p1_finetune, seed=wb.seed, trainable="bias",
+                          role="table1-bitfit")
+    adamw = []
+    for role, l1 in (("fig5-adamw", 0.0), ("fig5-adamw-l1", 1e-3)):
+        model = finetune_job(prof, "p1_test", "sent", replace(prof.p1_finetune, optimizer="adamw", lr=1e-3),
+                             seed=wb.seed, l1=l1, role=role)
+        adamw += [model, *curve_jobs(model, sweep, role)]
+    return ChapterJobs(wb, "p1_test", None, specs=[sgd, table2, *grafts, *bias, retrain, bitfit, *adamw])
+
+
 def test_localization_sweeps_share_the_sgd_curve_and_pair_table1(wb, tau):
     from repro.p1.localization.plan import LocalizationPlan
-    from repro.p1.localization.runs import LocalizationSweeps, table1_runs
+    from repro.p1.localization.runs import LocalizationSweeps, curve_grafts, fig4a_runs, fig5_runs, table1_runs
 
     plan = LocalizationPlan(sparsities=(0.01, 0.05), sweep_steps=1, n_eval=0)
-    sw = LocalizationSweeps(wb, plan, base=0.05, seed=wb.seed)
+    jobs = localization(wb)
+    sgd = jobs.one(kind="finetune", role="fig2-sgd")
+    points = curve_grafts(jobs, sgd)
+    assert list(points) == [0.05, 0.01] and points[0.05].role == "table2"  # γ_base's point is the Table 2 graft
+    sw = LocalizationSweeps(jobs, plan)
+    assert sw.model("SGD", "sent") == sgd
     rows = sw.sgd_curve("sent")
     assert sw.sgd_curve("sent") is rows  # computed once, shared by Figs. 2-5
-    assert sorted({r["target_sparsity"] for r in rows}) == [0.01, 0.05]  # γ_base's point is not repeated
+    assert [r["target_sparsity"] for r in rows if r["region"] == "learned"] == [0.05, 0.01]
     assert len(sw.subset("sent")) == len(wb.task("sent").test)
-    bias = sw.curve(wb, "sent", tau, "bias", regions=("learned",), scope="bias", sparsities=(0.01,))
-    assert [r["target_sparsity"] for r in bias] == [0.01] and bias[0]["scope"] == "bias"
-    refs = sw.references(wb, "sent", tau, "SGD")
+    bias = fig4a_runs(sw, ["sent"], [0.01])
+    assert [(r["scope"], r["region"], r["target_sparsity"]) for r in bias] == [
+        ("bias", "learned", 0.01), ("bias", "movement", 0.01), ("graftable", "learned", 0.01)]
+    refs = sw.references(jobs, sgd, "SGD")
     assert [r["model"] for r in refs] == ["FT", "pre-trained"] and refs[1]["count"] == 0
     ref = evaluate_region(wb, "sent", tau, Mask.full(wb.shapes("graftable")), examples=sw.subset("sent"))
     assert {k: refs[0][k] for k in ref} == ref and refs[0]["correct"].mean() == pytest.approx(refs[0]["acc"])
@@ -235,22 +268,35 @@ def test_localization_sweeps_share_the_sgd_curve_and_pair_table1(wb, tau):
     assert ft["acc"] == wb.evaluate("sent", "test", wb.overrides(tau), examples=sw.subset("sent"))["acc"]
     lottery = sw.lottery("sent")  # lottery_curve's rows, plus per-example correctness
     assert plotted(lottery) == plotted(lottery_curve(wb, "sent", tau, plan.lottery_densities,
-                                                        examples=sw.subset("sent")))
+                                                     examples=sw.subset("sent")))
     assert all(r["correct"].mean() == pytest.approx(r["acc"]) for r in lottery)
-    assert all(r["correct"].mean() == pytest.approx(r["acc"]) for r in lottery)
-    scores, paired = table1_runs(wb, "sent", wb.seed, k=None, base=0.05, retrain=RECIPE, bitfit=RECIPE)
-    assert set(scores) == {"FT", "Grafting", "Graft re-training", "BitFit"}
-    assert paired["graft_count"] == scores["Graft re-training"]["count"]
-    assert len(paired["graft"]) == len(paired["retrain"]) == len(paired["bitfit"])
+    runs, paired = table1_runs(jobs)
+    assert [r["method"] for r in runs] == ["FT", "Grafting", "Graft re-training", "BitFit"]
+    one = paired[("sent", wb.seed)]
+    assert one["graft_count"] == runs[2]["count"] == jobs.value(jobs.one(kind="graft", role="table2")).count()
+    assert len(one["graft"]) == len(one["retrain"]) == len(one["bitfit"])
+    fig5, ft5 = fig5_runs(sw, ["sent"])
+    assert [(r["label"], r["target_sparsity"]) for r in fig5] == [
+        ("SGD", 0.05), ("SGD", 0.01), ("AdamW", 0.01), ("AdamW + l1", 0.01)]
+    assert set(ft5) == {("sent", "SGD"), ("sent", "AdamW"), ("sent", "AdamW + l1")}
+    with pytest.raises(UndeclaredJob, match="0 declared jobs match"):  # only what jobs.py declares
+        sw.model("standard FT (linear head)", "sent")
+    assert jobs.record()["unused"] == []  # every declared job obtained
 
 
 def test_table2_runs_rows_and_graft_sizes(wb):
-    from repro.p1.localization.plan import LocalizationPlan, graft_profile
-    from repro.p1.localization.runs import graft_sizes, table2_rows, table2_runs
+    from repro.p1.localization.plan import graft_profile
+    from repro.p1.localization.runs import table2_rows, table2_runs
+    from repro.p1.localization.views import graft_sizes
 
-    plan = LocalizationPlan(tasks=("sent",), large_tasks=("sent",), large_steps=1)
-    runs, outs = table2_runs(wb, plan, [wb.seed], base=0.05)
-    ks = (wb.profile.k_shot, wb.profile.k_shot_large)
+    prof = wb.profile
+    ks = (prof.k_shot, prof.k_shot_large)
+    specs = []
+    for k in ks:
+        ft = finetune_job(prof, "p1_test", "sent", prof.p1_finetune, k=k, seed=wb.seed, role="table2")
+        specs += [ft, graft_job(prof, "p1_test", "sent", ft, 0.05, k=k, seed=wb.seed, role="table2",
+                                recipe=prof.graft.updated(steps=1) if k == ks[1] else None)]
+    runs, outs = table2_runs(ChapterJobs(wb, "p1_test", None, specs=specs))
     assert list(outs) == [("sent", ks[0], wb.seed), ("sent", ks[1], wb.seed)]
     assert [(r["method"], r["shots"], r["paper_shots"]) for r in runs] == [
         ("FT", ks[0], 64), ("Graft", ks[0], 64), ("FT", ks[1], 4096), ("Graft", ks[1], 4096)]

@@ -295,8 +295,10 @@ def n_classes(task: str) -> int:
 
 def ft_and_graft_jobs(profile: Profile, notebook: str, task: str, *, k: int | None = None, seed: int = 13,
                       base: float | None = None, graft: GraftRecipe | None = None,
-                      recipe: FinetuneRecipe | None = None) -> tuple[JobSpec, JobSpec]:
-    """:func:`repro.p1.regions.ft_and_graft`: the FT model and its learned graft on γ_base = top-``base``."""
+                      recipe: FinetuneRecipe | None = None, role: str = "") -> tuple[JobSpec, JobSpec]:
+    """:func:`repro.p1.regions.ft_and_graft`: the FT model and its learned graft on γ_base = top-``base`` (both with
+    ``role``)."""
     base = profile.graft_base_sparsity if base is None else base
-    ft = finetune_job(profile, notebook, task, recipe or profile.p1_finetune, k=k, seed=seed)
-    return ft, graft_job(profile, notebook, task, ft, base, k=k, seed=seed, recipe=graft, n_classes=n_classes(task))
+    ft = finetune_job(profile, notebook, task, recipe or profile.p1_finetune, k=k, seed=seed, role=role)
+    return ft, graft_job(profile, notebook, task, ft, base, k=k, seed=seed, recipe=graft, n_classes=n_classes(task),
+                         role=role)
