@@ -1,6 +1,6 @@
 """The figures of the P1 §4 chapter (``notebooks/p1_calibration_ood.md``): Fig. 6 (confidence histograms of FT and
-the graft) and Fig. 7 (OOD accuracy against the graft's size, FT as a line; Fig. 7e-f, the WiSE curves).  Each draws into a new figure and
-returns it; the notebook shows it."""
+the graft), Fig. 7 (OOD accuracy against the graft's size, FT as a line) and Fig. 7e-f (the WiSE curves).  Each
+draws into a new figure and returns it; the notebook shows it."""
 
 from __future__ import annotations
 
