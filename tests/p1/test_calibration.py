@@ -9,8 +9,14 @@ import pytest
 import torch
 
 from repro.core.metrics import confidence_histogram, expected_calibration_error
+from repro.data import TaskData
+from repro.jobrun import ChapterJobs
 from repro.p1.calibration import (EceTable, compare_models, confidence_fractions, ece_from_confidence,
-                                  ece_reduction, reduction_rows)
+                                  ece_reduction, ece_table, reduction_rows)
+from repro.jobs import finetune_job, graft_job
+from repro.profiles import FinetuneRecipe, get_profile
+
+from conftest import SENTIMENT
 
 
 def test_ece_reduction_and_condition():
@@ -75,3 +81,26 @@ def test_ece_table_summary_rows_and_pooled_histogram():
     assert red["reduction"] == pytest.approx(1 - 0.03 / 0.11) and red["within_5pct"]
     hist = {(h["method"], h["bin_lo"]): h["fraction"] for h in t.hist()}
     assert hist[("FT", 0.8)] == 1.0 and hist[("Graft", 0.5)] == 1.0
+
+
+def test_ece_table_scores_the_declared_ft_and_graft_of_each_seed(tmp_path, monkeypatch, sent_examples):
+    import repro.workbench
+    from repro.workbench import Workbench
+
+    def fake_load_task(name, profile, seed=13, k=None, data_dir=None):
+        return TaskData(SENTIMENT, train=list(sent_examples), dev=list(sent_examples[::2]), test=list(sent_examples))
+
+    monkeypatch.setattr(repro.workbench, "load_task", fake_load_task)
+    prof = get_profile("smoke").with_(p1_finetune=FinetuneRecipe(optimizer="sgd", lr=5e-2, batch_size=4, steps=4,
+                                                                 eval_every=0), graft_steps=2)
+    wb = Workbench(prof, artifacts_dir=tmp_path)
+    fts = [finetune_job(prof, "p1_test", "sent", prof.p1_finetune, seed=s) for s in (13, 21)]
+    specs = [*fts, *(graft_job(prof, "p1_test", "sent", ft, 0.05, seed=ft.kwargs["seed"]) for ft in fts)]
+    jobs = ChapterJobs(wb, "p1_test", None, specs=specs)
+    t = ece_table(jobs, jobs.select(kind="graft"))
+    assert set(t.per_example) == {("sent", 13), ("sent", 21)} and set(jobs.obtained) == {s.id for s in specs}
+    assert {(r["method"], r["seed"]) for r in t.runs} == {(m, s) for m in ("FT", "Graft") for s in (13, 21)}
+    pe = t.per_example[("sent", 13)]
+    assert len(pe["conf_ft"]) == len(pe["agree"]) == len(sent_examples)
+    ft = next(r for r in t.runs if r["method"] == "FT" and r["seed"] == 13)
+    assert ft["ece"] == pytest.approx(ece_from_confidence(pe["conf_ft"], pe["correct_ft"]), abs=1e-6)

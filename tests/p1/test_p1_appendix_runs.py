@@ -1,11 +1,22 @@
-"""The P1 appendix drivers' table and figure helpers (repro.p1.appendix.runs) on hand-made runs and masks."""
+"""The P1 appendix drivers (repro.p1.appendix.runs): table helpers on hand-made runs and masks, and the declared
+jobs each driver finds."""
+
+from types import SimpleNamespace
 
 import pandas as pd
 import pytest
 import torch
 
 from repro.core.masks import Mask
+from repro.jobrun import ChapterJobs
 from repro.p1.appendix import runs as app
+from repro.p1.appendix.plan import appendix_plan
+from repro.profiles import get_profile
+
+
+def _declared(profile):
+    """The chapter's declared jobs on a stub Workbench of ``profile`` (only the declarations are read)."""
+    return ChapterJobs(SimpleNamespace(profile=profile, linear_heads=False), "p1_appendix", profile, seed=13)
 def _score(method, target, acc, count, task="SST-2", **extra):
     return {"task": task, "method": method, "target": target, "acc": acc, "value": acc, "ece": 0.1,
             "count": count, "sparsity_pct": 100.0 if target is None else 100 * target, **extra}
@@ -58,3 +69,27 @@ def test_placement_helpers_on_two_regions():
     thirds, shares = app.placement_claim_inputs(regions, by_type)
     assert thirds[0]["middle_share"] == pytest.approx(1.0) and shares[("SST-2", 1e-5)]["V"] == pytest.approx(1.0)
     assert sum(shares[("SST-2", 1e-3)].values()) == pytest.approx(1.0)
+
+
+def test_drivers_find_one_declared_graft_per_use_of_this_workbenchs_model():
+    prof = get_profile("smoke")
+    plan, jobs = appendix_plan(prof), _declared(prof)
+    large = plan.large_graft(prof)
+    g5 = app.graft_spec(jobs, "SST-2", plan.large_sparsities[0], large, k=plan.large_k, seed=13)
+    assert g5.kwargs["k"] == plan.large_k and g5.kwargs["steps"] == large.steps
+    grafts = app.placement_grafts(jobs, plan, prof.graft_base_sparsity, 13)
+    assert set(grafts) == {(t, s) for t in plan.placement_tasks
+                           for s in (prof.graft_base_sparsity, *plan.placement_sparsities)}
+    assert all(jobs.deps(g, "finetune")[0].kwargs["model"] == prof.model for g in grafts.values())
+    with pytest.raises(LookupError, match="0 declared grafts"):
+        app.graft_spec(jobs, "SST-2", 0.5, large, k=plan.large_k, seed=13)
+    # Table 9: the same kwargs on the GPT-2 Workbench find its own grafts (role "table9"), not the main model's
+    gpt2 = app.gpt2_profile(prof)
+    jobs9 = jobs.on(SimpleNamespace(profile=gpt2, linear_heads=False))
+    t9 = jobs9.select(kind="graft", role="table9")
+    assert {g.kwargs["task"] for g in t9} == {"SST-2", "QNLI"}
+    assert all(jobs9.deps(g, "finetune")[0].kwargs["model"] == gpt2.model for g in t9)
+    assert app.graft_spec(jobs9, "SST-2", 1e-2, gpt2.graft, k=gpt2.k_shot, seed=13) in t9
+    fish = jobs.select(kind="fish")
+    assert [f.kwargs["task"] for f in fish] == list(plan.fish_tasks)
+    assert sorted(g.kwargs["base"] for g in jobs.deps(fish[0], "graft")) == sorted(plan.fish_densities)

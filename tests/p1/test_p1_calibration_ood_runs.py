@@ -1,4 +1,4 @@
-"""P1 §4 chapter drivers (repro.p1.calibration_ood.runs): table rows from hand-made runs, and the cached models."""
+"""P1 §4 chapter drivers (repro.p1.calibration_ood.runs): table rows from hand-made runs, and the declared models."""
 
 from __future__ import annotations
 
@@ -51,17 +51,24 @@ def test_peft_tables_and_gap_rows():
     assert gaps[0]["value"] == pytest.approx(12.5) and gaps[0]["unit"] == "pp" and gaps[0]["n_train"] == 32
 
 
-def test_chapter_models_use_the_plan_base_and_sweep_steps(tmp_path, monkeypatch):
-    from repro.workbench import Workbench
+def test_chapter_models_find_the_declared_jobs_of_each_role(monkeypatch):
+    from repro.jobrun import ChapterJobs
+    from repro.jobs import SKIPPED
 
     profile = get_profile("smoke")
     plan = calibration_plan(profile)
-    wb = Workbench(profile, artifacts_dir=tmp_path)
-    models = cr.ChapterModels(wb, plan, calibration_recipes(profile, plan))
-    calls = []
-    monkeypatch.setattr(wb, "finetune", lambda task, *a, **kw: {})
-    monkeypatch.setattr(wb, "graft", lambda task, tau, base, recipe=None: calls.append((base, recipe)) or ("m", {}))
-    assert models.graft("SST-2") == "m" and models.graft("SST-2", 1e-2) == "m"
-    assert calls == [(plan.base, None), (1e-2, plan.sweep_graft(profile))]
-    assert plan.sweep_graft(profile).steps == plan.sweep_steps
-    assert models.n_params("bias") > 0
+    wb = SimpleNamespace(profile=profile, linear_heads=False)  # only the declarations are read: nothing trains
+    jobs = ChapterJobs(wb, "p1_calibration_ood", "smoke", seed=13)
+    models = cr.ChapterModels(jobs, plan, calibration_recipes(profile, plan), 13)
+    src = plan.sweep_sources[0]
+    main = models.graft_spec(src)
+    assert main.kwargs["base"] == plan.base and main.kwargs["steps"] == profile.graft.steps
+    other = next(b for b in plan.sweep_bases if b != plan.base)
+    assert models.graft_spec(src, other).kwargs["steps"] == plan.sweep_graft(profile).steps
+    assert jobs.deps(main, "finetune")[0].kwargs["trainable"] == "graftable"
+    assert {models.peft(src, p).kwargs["task"] for p in plan.peft} == {src}
+    seeds = plan.seeds(profile, 13)
+    assert [models.graft_spec(plan.ece_tasks[0], seed=s).kwargs["seed"] for s in seeds] == list(seeds)
+    obtained = []
+    monkeypatch.setattr(jobs, "artifact", lambda spec: obtained.append(spec) or SKIPPED)  # an empty graft region
+    assert models.retrained(src) is None and obtained[0].kwargs["trainable"] == {"job": main.id}

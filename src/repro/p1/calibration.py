@@ -5,9 +5,10 @@ P1 App. A.3).  Here: scoring several models of one task against the fine-tuned r
 reduction of the abstract's "40-90%" claim, and the claim's condition ("sparsity levels that cause < 5%
 reduction in accuracy").
 
-:func:`ece_table` runs Table 2's ECE columns for several seeds on the localization chapter's cached FT models and
-grafts, keeping per-example confidence and correctness of both models on the same test examples, so the claims
-(:mod:`repro.p1.calibration_ood.claims`) can bootstrap the ECE reduction over examples and seeds.
+:func:`ece_table` runs Table 2's ECE columns for several seeds on the chapter's declared FT and graft jobs (the
+localization chapter's artifacts), keeping per-example confidence and correctness of both models on the same test
+examples, so the claims (:mod:`repro.p1.calibration_ood.claims`) can bootstrap the ECE reduction over examples and
+seeds.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from repro.core.metrics import agreement, confidence_histogram
 from repro.report.verdicts import N_RESAMPLES, Evidence, paired_bootstrap, verdict_from_ci
 
 if TYPE_CHECKING:  # pragma: no cover
+    from repro.jobs import Artifacts, JobSpec
     from repro.workbench import Workbench
 
 
@@ -156,25 +158,24 @@ class EceTable:
         return rows
 
 
-def ece_table(wb: "Workbench", tasks: Sequence[str], seeds: Sequence[int], base: float,
-              n_bins: int = 10) -> EceTable:
-    """P1 Table 2 (ECE columns) for every task and seed: FT (``wb.finetune(task, seed=s)``) and its learned graft
-    on γ_base = top-``base`` (``wb.graft(..., seed=s)``), the same cached artifacts as the localization chapter's
-    ``ft_and_graft``, scored on the test split with per-example confidence and correctness kept."""
-    out = EceTable(n_bins=n_bins)
-    for task in tasks:
-        for s in seeds:
-            tau = wb.finetune(task, seed=s)
-            mask, _ = wb.graft(task, tau, base=base, seed=s)
-            rows, _, preds = compare_models(wb, task, {"FT": wb.overrides(tau), "Graft": wb.overrides(tau, 1.0, mask)},
-                                            n_bins=n_bins, seed=s)
-            metric = wb.model.specs[task].metric
-            out.runs += [{**r, "seed": s, "metric": metric,
-                          "sparsity": 100.0 if r["method"] == "FT" else 100.0 * mask.density()} for r in rows]
-            ft, gr = per_example(preds["FT"]), per_example(preds["Graft"])
-            agree = (preds["Graft"].preds == preds["FT"].preds).to(torch.uint8).cpu().numpy()
-            out.per_example[(task, s)] = {"conf_ft": ft["conf"], "correct_ft": ft["correct"],
-                                          "conf_graft": gr["conf"], "correct_graft": gr["correct"], "agree": agree}
+def ece_table(jobs: "Artifacts", grafts: Sequence[JobSpec], n_bins: int = 10) -> EceTable:
+    """P1 Table 2 (ECE columns) for every declared graft job in ``grafts`` (one per task and seed): its FT model (the
+    graft's upstream job) and the learned graft, the same artifacts as the localization chapter's ``ft_and_graft``,
+    scored on the test split (data seed = the job's seed) with per-example confidence and correctness kept."""
+    wb, out = jobs.wb, EceTable(n_bins=n_bins)
+    for graft in grafts:
+        task, s = graft.kwargs["task"], int(graft.kwargs["seed"])
+        tau = jobs.value(jobs.deps(graft, "finetune")[0])
+        mask = jobs.value(graft)
+        rows, _, preds = compare_models(wb, task, {"FT": wb.overrides(tau), "Graft": wb.overrides(tau, 1.0, mask)},
+                                        n_bins=n_bins, seed=s)
+        metric = wb.model.specs[task].metric
+        out.runs += [{**r, "seed": s, "metric": metric,
+                      "sparsity": 100.0 if r["method"] == "FT" else 100.0 * mask.density()} for r in rows]
+        ft, gr = per_example(preds["FT"]), per_example(preds["Graft"])
+        agree = (preds["Graft"].preds == preds["FT"].preds).to(torch.uint8).cpu().numpy()
+        out.per_example[(task, s)] = {"conf_ft": ft["conf"], "correct_ft": ft["correct"],
+                                      "conf_graft": gr["conf"], "correct_graft": gr["correct"], "agree": agree}
     return out
 
 

@@ -9,6 +9,7 @@ Fisher of a task, stored as one mask per density (sized like the learned regions
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from repro.jobs import DataUse, JobSpec, finetune_job, graft_job, make_job
@@ -46,7 +47,8 @@ def jobs(profile: Profile, seed: int = 13, **overrides: Any) -> list[JobSpec]:
                             cost=k * n_classes(task), uses=[DataUse(task, "kshot", k, seed)],
                             task=task, k=k, seed=seed, densities=list(plan.fish_densities),
                             matched_to=[g.id for g in learned], model=profile.model, max_length=profile.max_length))
-    # Table 9: GPT-2 (paper) or its code path (repro.p1.appendix.runs.table9_runs), one job per seed of the plan
+    # Table 9: GPT-2 (paper) or its code path (repro.p1.appendix.runs.table9_runs), one job per seed of the plan;
+    # role "table9" (the notebook obtains them on a Workbench of the GPT-2 profile)
     gpt2 = gpt2_profile(profile)
     if profile.plan == "paper":
         tasks9, base9 = [t for t in profile.p1_tasks if t != "TREC"], GPT2_BASE
@@ -56,7 +58,8 @@ def jobs(profile: Profile, seed: int = 13, **overrides: Any) -> list[JobSpec]:
     for s9 in plan.seeds(profile, seed):
         for k in ks9:
             for task in tasks9:
-                out += ft_and_graft_jobs(gpt2, NOTEBOOK, task, k=k, seed=s9, base=base9)
+                ft, graft = ft_and_graft_jobs(gpt2, NOTEBOOK, task, k=k, seed=s9, base=base9)
+                out += [replace(ft, role="table9"), replace(graft, role="table9")]
     # Figs. 9-10: the Table 2 graft and the learned regions of placement_sparsities
     for task in plan.placement_tasks:
         ft, graft = ft_and_graft_jobs(profile, NOTEBOOK, task, seed=seed, base=base)

@@ -1,7 +1,10 @@
 """Drivers of the P1 appendix chapter (``notebooks/p1_appendix.md``): Table 5's runs and region growth with the
-data size, Table 8's learned-vs-FISH comparison at equal actual parameter counts, Table 9's GPT-2 runs, the
-Figs. 9-10 placement of the graft regions and the Fig. 15 plot, each on the chapter's
-:class:`~repro.p1.appendix.plan.AppendixPlan`."""
+data size, Table 8's learned-vs-FISH comparison at equal actual parameter counts, Table 9's GPT-2 runs and the
+Figs. 9-10 placement of the graft regions, each on the chapter's :class:`~repro.p1.appendix.plan.AppendixPlan`.
+
+Every artifact is one of the chapter's declared jobs (:mod:`repro.p1.appendix.jobs`), found by kind, role and
+kwargs and obtained through ``jobs`` (:class:`repro.jobrun.ChapterJobs`); the figures are
+:mod:`repro.p1.appendix.views`."""
 
 from __future__ import annotations
 
@@ -14,53 +17,66 @@ import pandas as pd
 from repro.core.masks import Mask, placement_rows
 from repro.p1.appendix.plan import AppendixPlan
 from repro.p1.calibration import per_example
-from repro.p1.regions import (evaluate_overrides, fish_regions, ft_and_graft, graftable_total,
-                              middle_layer_share, random_region, size_fields)
+from repro.p1.regions import (evaluate_overrides, ft_and_graft, graftable_total, middle_layer_share, random_region,
+                              size_fields)
 from repro.report.comparison import attach_printed, seed_rows
 from repro.profiles import GraftRecipe, get_profile
-from repro.report.display import plotting
-from repro.workbench import Workbench
 
 if TYPE_CHECKING:  # pragma: no cover
+    from repro.jobs import Artifacts, JobSpec
     from repro.profiles import Profile
+    from repro.workbench import Workbench
 
 #: Table 5 merges the four sentiment tasks into one "Sentiment" row.
 PAPER_TASK = {"SST-2": "Sentiment", "MR": "Sentiment", "CR": "Sentiment", "MPQA": "Sentiment"}
-#: Fig. 10's sub-module types in the paper's order.
-MODULE_ORDER = ("Q", "K", "V", "QKV", "O", "FFN-in", "FFN-out", "LayerNorm", "other")
 
 
-def region_growth(wb: "Workbench", task: str, base: float, ks: Sequence[int], *, graft: GraftRecipe | None = None,
-                  seed: int | None = None) -> dict[int, int]:
-    """P1 Table 5 size: actual learned-region size (entries) on γ_base = top-``base`` at each k-shot data size."""
-    out = {}
-    for k in ks:
-        tau = wb.finetune(task, k=k, seed=seed)
-        out[int(k)] = learned_region(wb, task, tau, base, graft=graft, k=k, seed=seed)[0].count()
-    return out
+def graft_spec(jobs: "Artifacts", task: str, base: float, recipe: GraftRecipe, *, k: int, seed: int) -> "JobSpec":
+    """The chapter's declared graft of ``task`` (``k`` examples per class, ``seed``) on γ_base = top-``base`` with
+    ``recipe``'s steps, of the model of ``jobs``' Workbench (Table 9's GPT-2 grafts share the other kwargs)."""
+    model = jobs.wb.profile.model
+    found = [g for g in jobs.select(kind="graft", task=task, k=k, seed=seed, base=float(base), scope="graftable",
+                                    steps=recipe.steps)
+             if jobs.deps(g, "finetune")[0].kwargs["model"] == model]
+    if len(found) != 1:
+        raise LookupError(f"{len(found)} declared grafts of {task} (k={k}, seed={seed}, base={base}, "
+                          f"{recipe.steps} steps, {model}): {[g.id for g in found]}")
+    return found[0]
 
 
-def fish_vs_learned(wb: "Workbench", task: str, densities: Sequence[float], *, k: int | None = None,
-                    graft: GraftRecipe | None = None, seed: int | None = None) -> tuple[list[dict], dict]:
-    """P1 Table 8 at equal size: for each target density, the learned graft region, the FISH mask with the learned
-    region's *actual* entry count, and a random region of that count, scored on the same test examples.
+def region_growth(jobs: "Artifacts", plan: AppendixPlan, task: str, seed: int) -> dict[int, int]:
+    """P1 Table 5 size: actual learned-region size (entries) on γ_base = top-(the smallest Table 5 size) at the
+    profile's k-shot and at ``plan.large_k`` examples per class, with Table 5's graft recipe."""
+    wb, s5 = jobs.wb, min(plan.large_sparsities)
+    large = plan.large_graft(wb.profile)
+    return {int(k): jobs.value(graft_spec(jobs, task, s5, large, k=k, seed=seed)).count()
+            for k in (wb.profile.k_shot, plan.large_k)}
+
+
+def fish_vs_learned(jobs: "Artifacts", fish: "JobSpec") -> tuple[list[dict], dict]:
+    """P1 Table 8 at equal size for one declared FISH job: for each target density, the learned graft region (the
+    FISH job's upstream grafts), the FISH mask with the learned region's *actual* entry count, and a random region
+    of that count, scored on the same test examples.
 
     Returns ``(runs, correct)``: table rows (IoU rows, which carry the learned graft's ``degenerate`` notices, and
     one score row per method, with ``count``) and ``correct[density][method]`` = per-example 0/1 correctness (for
     paired bootstraps)."""
+    wb, task, seed = jobs.wb, fish.kwargs["task"], int(fish.kwargs["seed"])
     total = graftable_total(wb)
-    tau = wb.finetune(task, k=k, seed=seed)
-    found = {d: learned_region(wb, task, tau, d, graft=graft, k=k, seed=seed) for d in densities}
+    grafts = jobs.deps(fish, "graft")
+    tau = jobs.value(jobs.deps(grafts[0], "finetune")[0])
+    found = {float(g.kwargs["base"]): jobs.artifact(g) for g in grafts}
     learned, metas = {d: m for d, (m, _) in found.items()}, {d: meta for d, (_, meta) in found.items()}
-    # the FISH density that selects exactly the learned count (Mask.top_fraction takes int(fraction · total))
+    # the FISH density that selects exactly the learned count (Mask.top_fraction takes int(fraction · total)), as
+    # the FISH job computes it from the same learned regions
     matched = {d: (m.count() + 0.5) / total for d, m in learned.items()}
-    fish = fish_regions(wb, task, sorted(set(matched.values())), k=k, seed=seed)
+    masks = jobs.value(fish)
     runs: list[dict] = []
     correct: dict[float, dict[str, Any]] = {}
     metric = wb.model.specs[task].metric
     for d, mask in learned.items():
-        fm = fish[matched[d]]
-        rnd = random_region(wb, mask.count(), seed=wb.seed if seed is None else seed)
+        fm = masks[matched[d]]
+        rnd = random_region(wb, mask.count(), seed=seed)
         runs.append({"task": task, "method": "Graft vs FISH mask", "target": d, "overlap": mask.iou(fm),
                      "count": mask.count(), "fish_count": fm.count(), "degenerate": metas[d].get("degenerate", [])})
         correct[d] = {}
@@ -72,8 +88,7 @@ def fish_vs_learned(wb: "Workbench", task: str, densities: Sequence[float], *, k
     return runs, correct
 
 
-
-def table5_runs(wb: "Workbench", plan: AppendixPlan, seed: int) -> tuple[list[dict], dict[str, dict], list[dict]]:
+def table5_runs(jobs: "Artifacts", plan: AppendixPlan, seed: int) -> tuple[list[dict], dict[str, dict], list[dict]]:
     """P1 Table 5: FT on ``plan.large_k`` examples per class and its grafts on γ_base = top-s for every size s.
 
     Returns the score rows (FT once per task, one graft per size), the smallest size's
@@ -82,9 +97,10 @@ def table5_runs(wb: "Workbench", plan: AppendixPlan, seed: int) -> tuple[list[di
     runs: list[dict] = []
     smallest: dict[str, dict] = {}
     metas: list[dict] = []
+    large = plan.large_graft(jobs.wb.profile)
     for task in plan.large_tasks:
         for s in plan.large_sparsities:
-            out = ft_and_graft(wb, task, k=plan.large_k, seed=seed, base=s, graft=plan.large_graft(wb.profile))
+            out = ft_and_graft(jobs, graft_spec(jobs, task, s, large, k=plan.large_k, seed=seed))
             if s == plan.large_sparsities[0]:
                 runs.append({"task": task, "method": "FT", "target": None, **out["ft"]})
                 smallest[task] = out
@@ -114,14 +130,13 @@ def table5_rows(runs: Sequence[Mapping[str, Any]], k: int) -> list[dict]:
                                                         sparsity=r["paper_sparsity"], metric=r["metric"]))
 
 
-def table8_runs(wb: "Workbench", plan: AppendixPlan, seed: int) -> tuple[list[dict], dict[str, dict]]:
-    """:func:`fish_vs_learned` for every Table 8 task of ``plan``: the rows and the per-example correctness by task."""
+def table8_runs(jobs: "Artifacts") -> tuple[list[dict], dict[str, dict]]:
+    """:func:`fish_vs_learned` for every declared FISH job (one per Table 8 task): the rows and the per-example
+    correctness by task."""
     runs: list[dict] = []
     correct: dict[str, dict] = {}
-    for task in plan.fish_tasks:
-        rows, correct[task] = fish_vs_learned(wb, task, plan.fish_densities, k=plan.fish_k,
-                                              graft=plan.sweep_graft(wb.profile),
-                                              seed=seed)
+    for fish in jobs.select(kind="fish"):
+        rows, correct[fish.kwargs["task"]] = fish_vs_learned(jobs, fish)
         runs += rows
     return runs, correct
 
@@ -158,40 +173,31 @@ def gpt2_profile(profile: "Profile") -> "Profile":
     return get_profile("smoke").with_(model=model, name=f"{profile.name}-{model}", device=profile.device)
 
 
-def table9_runs(profile: "Profile", *, data_dir: str | None = None, seed: int = 13,
-                seeds: Sequence[int] | None = None) -> tuple[list[dict], list[dict], list[dict]]:
-    """P1 Table 9 (GPT-2): FT and its graft per task, k and seed (``seeds``, default ``[seed]``; the paper: 5).
-    The paper plan runs GPT-2 small on the paper's tasks (not TREC) with regions grown from γ_base = top-5e-5 and
-    flags a region over the paper's 0.05 % cap; any other profile runs the code path only (:func:`gpt2_profile`) on
-    SST-2 and QNLI.
+def table9_runs(jobs: "Artifacts", paper: bool) -> tuple[list[dict], list[dict], list[dict]]:
+    """P1 Table 9 (GPT-2): FT and its graft of every declared Table 9 job (role "table9": per seed, k and task) on
+    ``jobs``' Workbench, of :func:`gpt2_profile`.  The paper plan (``paper``) runs GPT-2 small on the paper's tasks
+    (not TREC) with regions grown from γ_base = top-5e-5 and flags a region over the paper's 0.05 % cap; any other
+    profile runs the code path only on SST-2 and QNLI.
 
     Returns the per-run rows, the results rows (with the paper's cells in the paper profile) and the grafts'
     metadata."""
-
-    paper = profile.plan == "paper"
-    prof = gpt2_profile(profile)
-    wb = Workbench(prof, data_dir=data_dir if paper else None, seed=seed)
-    if paper:
-        tasks, base, ks = [t for t in profile.p1_tasks if t != "TREC"], GPT2_BASE, (prof.k_shot, prof.k_shot_large)
-    else:
-        tasks, base, ks = ["SST-2", "QNLI"], 1e-2, (prof.k_shot,)
+    wb = jobs.wb
     runs: list[dict] = []
     metas: list[dict] = []
-    for s in (list(seeds) if seeds else [seed]):
-        for k in ks:
-            for task in tasks:
-                out = ft_and_graft(wb, task, k=k, seed=s, base=base)
-                metas.append(out["meta"])
-                metric = wb.model.specs[task].metric
-                over = paper and out["graft"]["sparsity_pct"] > 100 * GPT2_REGION_CAP
-                if over:
-                    warnings.warn(f"Table 9 {task} k={k} seed={s}: the learned region holds "
-                                  f"{out['graft']['sparsity_pct']:.3f} % of the parameters, over the paper's "
-                                  f"{100 * GPT2_REGION_CAP:g} %", RuntimeWarning, stacklevel=2)
-                for method, r in (("FT", out["ft"]), ("Graft", out["graft"])):
-                    runs.append({"task": task, "method": method, "shots": k, "seed": s, "sparsity": r["sparsity_pct"],
-                                 "count": r["count"], metric: r["value"], "ece": r["ece"],
-                                 "agreement": r.get("agreement"), **({"over_cap": over} if method == "Graft" else {})})
+    for graft in jobs.select(kind="graft", role="table9"):
+        task, k, s = graft.kwargs["task"], int(graft.kwargs["k"]), int(graft.kwargs["seed"])
+        out = ft_and_graft(jobs, graft)
+        metas.append(out["meta"])
+        metric = wb.model.specs[task].metric
+        over = paper and out["graft"]["sparsity_pct"] > 100 * GPT2_REGION_CAP
+        if over:
+            warnings.warn(f"Table 9 {task} k={k} seed={s}: the learned region holds "
+                          f"{out['graft']['sparsity_pct']:.3f} % of the parameters, over the paper's "
+                          f"{100 * GPT2_REGION_CAP:g} %", RuntimeWarning, stacklevel=2)
+        for method, r in (("FT", out["ft"]), ("Graft", out["graft"])):
+            runs.append({"task": task, "method": method, "shots": k, "seed": s, "sparsity": r["sparsity_pct"],
+                         "count": r["count"], metric: r["value"], "ece": r["ece"],
+                         "agreement": r.get("agreement"), **({"over_cap": over} if method == "Graft" else {})})
     rows = seed_rows(runs, ["task", "method", "shots"], {"acc": "acc", "f1": "f1", "ece": "ece",
                                                          "agreement": "agreement"},
                      extra={"model": f"{type(wb.model).__name__} ({wb.profile.model})"})
@@ -209,28 +215,36 @@ def table9_ratios(runs: Sequence[Mapping[str, Any]], k: int) -> dict[str, float]
     return (r["Graft"] / r["FT"]).xs(k, level="shots").to_dict()
 
 
-def placement_regions(wb: "Workbench", plan: AppendixPlan, base: float, seed: int
-                      ) -> tuple[dict[tuple[str, float], Mask], list[dict]]:
-    """Figs. 9-10 regions per (task, size): the Table 2 graft (γ_base = top-``base``) and the learned grafts of
-    ``plan.placement_sparsities``; also their metadata."""
-    regions: dict[tuple[str, float], Mask] = {}
-    metas: list[dict] = []
+def placement_grafts(jobs: "Artifacts", plan: AppendixPlan, base: float,
+                     seed: int) -> dict[tuple[str, float], "JobSpec"]:
+    """The declared grafts of Figs. 9-10 per (task, size): the Table 2 graft (γ_base = top-``base``, the profile's
+    graft recipe) and the learned grafts of ``plan.placement_sparsities`` (``plan.sweep_graft``)."""
+    prof = jobs.wb.profile
+    out = {}
     for task in plan.placement_tasks:
-        tau = wb.finetune(task, seed=seed)
-        regions[(task, base)], meta = wb.graft(task, tau, base=base, seed=seed)
-        metas.append(meta)
+        out[(task, base)] = graft_spec(jobs, task, base, prof.graft, k=prof.k_shot, seed=seed)
         for s in plan.placement_sparsities:
-            regions[(task, s)], meta = learned_region(wb, task, tau, s, graft=plan.sweep_graft(wb.profile),
-                                                           seed=seed)
-            metas.append(meta)
-    return regions, metas
+            out[(task, s)] = graft_spec(jobs, task, s, plan.sweep_graft(prof), k=prof.k_shot, seed=seed)
+    return out
 
 
-def placement_ft_correct(wb: "Workbench", plan: AppendixPlan, seed: int) -> dict[str, Any]:
-    """Per-example test correctness (0/1) of the FT model behind each Figs. 9-10 region: the learning gate of
-    the placement claims (a region of a model that did not learn says nothing about where skills sit)."""
-    return {task: per_example(wb.predict(task, "test", wb.overrides(wb.finetune(task, seed=seed))))["correct"]
-            for task in plan.placement_tasks}
+def placement_regions(jobs: "Artifacts", grafts: Mapping[tuple[str, float], "JobSpec"]
+                      ) -> tuple[dict[tuple[str, float], Mask], list[dict]]:
+    """Figs. 9-10 regions per (task, size) of :func:`placement_grafts`; also their metadata."""
+    found = {key: jobs.artifact(g) for key, g in grafts.items()}
+    return {key: m for key, (m, _) in found.items()}, [meta for _, meta in found.values()]
+
+
+def placement_ft_correct(jobs: "Artifacts", grafts: Mapping[tuple[str, float], "JobSpec"]) -> dict[str, Any]:
+    """Per-example test correctness (0/1) of the FT model behind each Figs. 9-10 region (its graft's upstream job):
+    the learning gate of the placement claims (a region of a model that did not learn says nothing about where
+    skills sit)."""
+    wb, out = jobs.wb, {}
+    for (task, _), graft in grafts.items():
+        if task not in out:
+            tau = jobs.value(jobs.deps(graft, "finetune")[0])
+            out[task] = per_example(wb.predict(task, "test", wb.overrides(tau)))["correct"]
+    return out
 
 
 def placement_table(regions: Mapping[tuple[str, float], Mask]) -> list[dict]:
@@ -263,54 +277,7 @@ def placement_claim_inputs(regions: Mapping[tuple[str, float], Mask], by_type: p
     return thirds, shares
 
 
-def plot_layers(place: pd.DataFrame) -> None:
-    """P1 Fig. 9: share of the graft parameters per layer, for all and for the V, FFN-in and LayerNorm entries."""
-    plt, sns = plotting()
-
-    panels = {"all": None, "V": ["V", "QKV"], "FFN-in": ["FFN-in"], "LayerNorm": ["LayerNorm"]}
-    fig, axes = plt.subplots(1, 4, figsize=(15, 3.4), sharex=True)
-    for ax, (name, types) in zip(axes, panels.items()):
-        sel = place if types is None else place[place.type.isin(types)]
-        d = sel.groupby(["task", "target_sparsity", "layer"])["selected"].sum()
-        d = (d / d.groupby(level=[0, 1]).transform("sum")).rename("share").reset_index()
-        sns.lineplot(data=d, x="layer", y="share", hue="task", style="target_sparsity", marker="o", ax=ax,
-                     legend=name == "all")
-        ax.set(title=f"Fig. 9: {name}", ylabel="share of these graft parameters")
-    plt.tight_layout()
-    plt.show()
-
-
-def plot_modules(by_type: pd.DataFrame, eligible: pd.Series) -> list[str]:
-    """P1 Fig. 10: share of each graft per sub-module type, with the type's share of the graftable set; returns the
-    types shown, in the paper's order."""
-    plt, sns = plotting()
-
-    order = [t for t in MODULE_ORDER if t in set(by_type.type)]
-    g = sns.catplot(data=by_type, x="type", y="share_of_region", hue="task", col="target_sparsity", kind="bar",
-                    order=order, height=3.4, aspect=1.4)
-    for ax in g.axes.flat:
-        ax.plot(range(len(order)), [eligible.get(t, 0) for t in order], "k_", markersize=20, label="eligible share")
-        ax.set(xlabel="", ylabel="share of the graft")
-    g.figure.suptitle("Fig. 10: graft parameters per sub-module type (black: share of the graftable set)", y=1.04)
-    plt.show()
-    return order
-
-
-def plot_tracking(rows: Sequence[Mapping[str, Any]], checkpoint: int, task: str) -> None:
-    """P1 Fig. 15: test accuracy along fine-tuning of θ_t and of the regions found at ``checkpoint``."""
-    plt, sns = plotting()
-
-    tr = pd.DataFrame(rows)
-    tr["model"] = tr.apply(lambda r: "FT" if r.model == "FT" else f"graft {100 * r.target_sparsity:g}% "
-                           f"({int(r['count'])})", axis=1)
-    fig, ax = plt.subplots(figsize=(6.5, 3.6))
-    sns.lineplot(data=tr, x="step", y="acc", hue="model", marker="o", ax=ax)
-    ax.axvline(checkpoint, color="gray", ls="--", lw=1)
-    ax.set(title=f"Fig. 15 ({task}): regions found at step {checkpoint}", ylabel="test accuracy")
-    plt.show()
-
-
-__all__ = ["GPT2_BASE", "GPT2_REGION_CAP", "MODULE_ORDER", "PAPER_TASK", "eligible_shares", "fish_vs_learned",
-           "gpt2_profile", "module_shares", "placement_claim_inputs", "placement_ft_correct", "placement_regions", "placement_table", "plot_layers", "plot_modules", "plot_tracking", "region_growth",
-           "table5_rows", "table5_runs", "table5_scores", "table8_rows", "table8_runs", "table8_scores",
-           "table9_ratios", "table9_runs"]
+__all__ = ["GPT2_BASE", "GPT2_REGION_CAP", "PAPER_TASK", "eligible_shares", "fish_vs_learned", "gpt2_profile",
+           "graft_spec", "module_shares", "placement_claim_inputs", "placement_ft_correct", "placement_grafts",
+           "placement_regions", "placement_table", "region_growth", "table5_rows", "table5_runs", "table5_scores",
+           "table8_rows", "table8_runs", "table8_scores", "table9_ratios", "table9_runs"]

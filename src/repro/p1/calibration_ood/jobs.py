@@ -3,7 +3,7 @@ declared from its plan.
 
 :func:`jobs` reads :func:`repro.p1.calibration_ood.plan.calibration_plan` and
 :func:`~repro.p1.calibration_ood.plan.calibration_recipes` as ``notebooks/p1_calibration_ood.md`` does and lists the
-cached artifacts of :class:`repro.p1.calibration_ood.runs.ChapterModels` and :func:`repro.p1.calibration.ece_table`:
+artifacts :class:`repro.p1.calibration_ood.runs.ChapterModels` and :func:`repro.p1.calibration.ece_table` obtain:
 FT models and grafts (mostly the localization chapter's Table 2 artifacts, the same ids), re-trained regions,
 BitFit, LoRA and bottleneck adapters.  WiSE curves, OOD scores and the train-test gaps are evaluations, not jobs.
 """
@@ -50,7 +50,8 @@ def jobs(profile: Profile, seed: int = 13, **overrides: Any) -> list[JobSpec]:
         ft, _ = chapter_models(task)
         if task in plan.sweep_sources:
             sweep_grafts(task, ft)
-    # Fig. 7e-f (WiSE) and Tables 6-7: the grafts of every size, LoRA and adapters per sweep source
+    # Fig. 7e-f (WiSE) and Tables 6-7: the grafts of every size, LoRA and adapters per sweep source (role: the plan's
+    # PEFT spec, e.g. "lora:1")
     for task in plan.sweep_sources:
         ft, graft = ft_and_graft_jobs(profile, NOTEBOOK, task, seed=seed, base=plan.base)
         out += [ft, graft]
@@ -62,11 +63,11 @@ def jobs(profile: Profile, seed: int = 13, **overrides: Any) -> list[JobSpec]:
             cost = peft.steps * peft.batch_size                                   # peft_baselines resolves it
             if kind == "lora":
                 out.append(make_job("adapter", "repro.p1.peft_baselines.lora_run", profile, NOTEBOOK, cost=cost,
-                                    uses=uses, task=task, rank=size, alpha=float(2 * size), recipe=peft,
+                                    uses=uses, role=spec, task=task, rank=size, alpha=float(2 * size), recipe=peft,
                                     seed=seed, k=profile.k_shot, model=profile.model))
             else:
                 out.append(make_job("adapter", "repro.p1.peft_baselines.adapter_run", profile, NOTEBOOK, cost=cost,
-                                    uses=uses, task=task, kind=kind, size=size, recipe=peft, seed=seed,
+                                    uses=uses, role=spec, task=task, kind=kind, size=size, recipe=peft, seed=seed,
                                     k=profile.k_shot, model=profile.model))
     # App. D: train-test gaps of FT, graft, re-trained graft and BitFit
     for task in plan.gap_tasks:

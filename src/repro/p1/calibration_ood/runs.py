@@ -1,10 +1,11 @@
 """The models and runs of the P1 §4 chapter (``notebooks/p1_calibration_ood.md``): Table 3 / Fig. 7 OOD accuracy,
 Tables 6-7 (grafting vs LoRA and adapters) and the App. D train-test gaps.
 
-:class:`ChapterModels` gives the chapter's cached models of one source task — FT, the learned graft on
-γ_base = top-``plan.base`` (and the sweep's other sizes), the graft region re-trained from θ_pre, BitFit — on the
-workbench's seed; the functions below score them, keep the per-example results the claims bootstrap
-(:class:`OodRuns`, :class:`WiseRuns`, :class:`PeftRuns`, :class:`GapRuns`) and build the chapter's table rows.
+:class:`ChapterModels` gives the chapter's declared models of one source task — FT, the learned graft on
+γ_base = top-``plan.base`` (and the sweep's other sizes), the graft region re-trained from θ_pre, BitFit, LoRA and
+adapters — on the chapter's seed, obtained through its jobs (:class:`repro.jobrun.ChapterJobs`); the functions
+below score them, keep the per-example results the claims bootstrap (:class:`OodRuns`, :class:`WiseRuns`,
+:class:`PeftRuns`, :class:`GapRuns`) and build the chapter's table rows.
 Table 2's ECE columns over several seeds are :func:`repro.p1.calibration.ece_table`.
 """
 
@@ -19,45 +20,58 @@ import torch
 
 from repro.core.evaluation import score
 from repro.core.masks import Mask
+from repro.jobs import SKIPPED, ref
 from repro.p1.calibration import per_example
 from repro.p1.calibration_ood.plan import CalibrationPlan, CalibrationRecipes
 from repro.p1.generalization import bound_terms, gap_from_splits, split_metrics
 from repro.p1.ood import PRINTED_NAME, ood_correct, wise_correct, wise_rows
-from repro.p1.peft_baselines import adapter_applied, adapter_params, adapter_run, budget_pct, lora_params, lora_run
+from repro.p1.peft_baselines import adapter_applied, adapter_params, budget_pct, lora_params
 from repro.report.comparison import attach_printed
 from repro.report.results import pct
 
 if TYPE_CHECKING:  # pragma: no cover
+    from repro.jobs import Artifacts, JobSpec
     from repro.workbench import Workbench
 
 Overrides = Mapping[str, torch.Tensor] | None
 
 
 class ChapterModels:
-    """FT, graft, re-trained graft and BitFit of one source task (cached artifacts, the workbench's seed)."""
+    """FT, graft (and the sweep's other sizes), re-trained graft and BitFit of one source task at ``seed``: the
+    chapter's declared jobs (:mod:`repro.p1.calibration_ood.jobs`), found by kind and kwargs and obtained through
+    ``jobs``."""
 
-    def __init__(self, wb: "Workbench", plan: CalibrationPlan, recipes: CalibrationRecipes) -> None:
-        self.wb, self.plan, self.recipes = wb, plan, recipes
+    def __init__(self, jobs: "Artifacts", plan: CalibrationPlan, recipes: CalibrationRecipes, seed: int) -> None:
+        self.jobs, self.wb, self.plan, self.recipes, self.seed = jobs, jobs.wb, plan, recipes, seed
+
+    def graft_spec(self, task: str, base: float | None = None, seed: int | None = None) -> "JobSpec":
+        """The declared graft of ``task`` on γ_base = top-``base`` (None: the plan's base, the profile's graft recipe;
+        the sweep's other sizes: ``plan.sweep_graft``) at ``seed`` (None: the chapter's)."""
+        return self.jobs.one(kind="graft", task=task, seed=self.seed if seed is None else seed,
+                             base=float(self.plan.base if base is None else base), scope="graftable")
 
     def ft(self, task: str) -> dict[str, torch.Tensor]:
-        """τ of the profile's FT recipe."""
-        return self.wb.finetune(task)
+        """τ of the profile's FT recipe (the graft's upstream job)."""
+        return self.jobs.value(self.jobs.deps(self.graft_spec(task), "finetune")[0])
 
     def graft(self, task: str, base: float | None = None) -> Mask:
-        """The learned graft on γ_base = top-``base`` (the plan's base: the profile's graft recipe; the sweep's
-        other sizes: ``plan.sweep_graft``)."""
-        base = self.plan.base if base is None else base
-        recipe = None if base == self.plan.base else self.plan.sweep_graft(self.wb.profile)
-        return self.wb.graft(task, self.ft(task), base=base, recipe=recipe)[0]
+        """The learned graft on γ_base = top-``base`` (:meth:`graft_spec`)."""
+        return self.jobs.value(self.graft_spec(task, base))
 
-    def retrained(self, task: str, mask: Mask) -> Overrides:
-        """Overrides of the model re-trained on ``mask`` from θ_pre (None: an empty region, the pre-trained model)."""
-        wb = self.wb
-        return wb.overrides(wb.finetune(task, self.recipes.retrain, trainable=mask)) if mask.count() else None
+    def retrained(self, task: str) -> Overrides:
+        """Overrides of the model re-trained on the graft region from θ_pre (None: an empty region, the pre-trained
+        model)."""
+        out = self.jobs.artifact(self.jobs.one(kind="finetune", trainable=ref(self.graft_spec(task))))
+        return None if out is SKIPPED else self.wb.overrides(out[0])
 
     def bitfit(self, task: str) -> Overrides:
         """Overrides of BitFit: all biases of the transformer blocks, the chapter's BitFit recipe."""
-        return self.wb.overrides(self.wb.finetune(task, self.recipes.bitfit, trainable="bias"))
+        spec = self.jobs.one(kind="finetune", tasks=[task], seed=self.seed, trainable="bias")
+        return self.wb.overrides(self.jobs.value(spec))
+
+    def peft(self, task: str, spec: str) -> "JobSpec":
+        """The declared LoRA / adapter run of ``task`` for the plan's PEFT ``spec`` (its role, e.g. "lora:1")."""
+        return self.jobs.one(kind="adapter", role=spec, task=task)
 
     def n_params(self, scope: str) -> int:
         """Number of parameters in a workbench scope ("graftable", "bias")."""
@@ -68,7 +82,7 @@ class ChapterModels:
         wb, g = self.wb, self.graft(source)
         models = {"FT": (wb.overrides(self.ft(source)), 100.0),
                   "Grafting": (wb.overrides(self.ft(source), 1.0, g), 100.0 * g.density()),
-                  "Graft re-training": (self.retrained(source, g), 100.0 * g.density()),
+                  "Graft re-training": (self.retrained(source), 100.0 * g.density()),
                   "BitFit": (self.bitfit(source), budget_pct(wb, self.n_params("bias")))}
         for b in (self.plan.sweep_bases if source in self.plan.sweep_sources else ()):
             gb = self.graft(source, b)
@@ -172,12 +186,11 @@ def _record(models: ChapterModels, s: str, method: str, label: str, rank: int | 
 
 
 def _peft_record(models: ChapterModels, s: str, spec: str) -> tuple[dict, dict[str, np.ndarray]]:
-    wb, recipe = models.wb, models.recipes.peft
+    wb = models.wb
     kind, size = spec.split(":")[0], int(spec.split(":")[1])
+    weights = models.jobs.value(models.peft(s, spec))
     if kind == "lora":
-        return _record(models, s, "LoRA", spec, size, lora_params(wb, size),
-                       wb.overrides(lora_run(wb, s, size, recipe)[0]))
-    weights, _ = adapter_run(wb, s, kind, size, recipe)
+        return _record(models, s, "LoRA", spec, size, lora_params(wb, size), wb.overrides(weights))
     with adapter_applied(wb, kind, size, weights):
         return _record(models, s, f"Adapter ({kind.capitalize()})", spec, size, adapter_params(wb, kind, size))
 
@@ -241,7 +254,7 @@ def gap_runs(models: ChapterModels) -> GapRuns:
     for t in models.plan.gap_tasks:
         g = models.graft(t)
         ovs = {"FT": wb.overrides(models.ft(t)), "Grafting": wb.overrides(models.ft(t), 1.0, g),
-               "Graft re-training": models.retrained(t, g), "BitFit": models.bitfit(t)}
+               "Graft re-training": models.retrained(t), "BitFit": models.bitfit(t)}
         gaps = {}
         for m, ov in ovs.items():
             splits = {sp: split_metrics(wb, t, ov, sp) for sp in ("train", "test")}

@@ -1,6 +1,6 @@
 """The figures of the P1 §4 chapter (``notebooks/p1_calibration_ood.md``): Fig. 6 (confidence histograms of FT and
-the graft) and Fig. 7 (OOD accuracy against the graft's size, FT as a line).  Each draws into a new figure and
-returns it; the notebook shows it."""
+the graft), Fig. 7 (OOD accuracy against the graft's size, FT as a line) and Fig. 7e-f (the WiSE curves).  Each
+draws into a new figure and returns it; the notebook shows it."""
 
 from __future__ import annotations
 
@@ -49,4 +49,21 @@ def fig7(ood: pd.DataFrame, pairs: Sequence[tuple[str, str]]):
     return fig
 
 
-__all__ = ["fig6", "fig7"]
+def fig7_wise(wise: pd.DataFrame, sources: Sequence[str], title: Mapping[str, str]):
+    """P1 Fig. 7e-f: OOD (mean over the targets) against ID accuracy along the WiSE-FT and WiSE-Graft curves, one
+    panel per source (``title``: source → its panel title), each point labelled with its α."""
+    plt, sns = plotting()
+
+    fig, axes = plt.subplots(1, len(sources), figsize=(4.5 * len(sources), 3.6), squeeze=False)
+    for ax, s in zip(axes[0], sources):
+        d = wise[wise.source == s]
+        sns.lineplot(data=d.assign(ID=100 * d.id, OOD=100 * d.ood), x="ID", y="OOD", hue="method", marker="o",
+                     sort=False, ax=ax)
+        for _, r in d.iterrows():
+            ax.annotate(f"{r.alpha:g}", (100 * r.id, 100 * r.ood), fontsize=7)
+        ax.set_title(title[s])
+    fig.tight_layout()
+    return fig
+
+
+__all__ = ["fig6", "fig7", "fig7_wise"]
