@@ -2,7 +2,7 @@
 
 :func:`jobs` reads :func:`repro.p1.multitask_continual.plan.multitask_plan`, :func:`~repro.p1.multitask_continual.plan.mt_recipe` and
 :func:`~repro.p1.multitask_continual.plan.continual_recipe` as ``notebooks/p1_multitask_continual.md`` does: the multi-task
-models, the per-task regions (:func:`repro.p1.multitask.task_regions`), the tuned unions
+models, the per-task regions (read by :func:`repro.p1.multitask.region_study`), the tuned unions
 (:func:`repro.p1.multitask.tune_union`), and the continual stages (:func:`repro.p1.continual.sequential_finetune`),
 whose first stage is the single-task FT / graft re-training other chapters also declare.
 
