@@ -224,26 +224,25 @@ def test_rel_correct_scores_pre_mt_and_each_region_on_its_tasks():
     assert len(calls) == 2 + 2 + 2 + 1
 
 
-def test_fig8_regions_rebuilds_unions_and_reads_the_tuned_ones_with_region_studys_arguments(monkeypatch):
+def test_fig8_regions_keys_the_studys_regions_unions_and_tuned_unions():
     import torch
 
     from repro.core.masks import Mask
-    from repro.p1.multitask_continual import runs as multitask_runs
+    from repro.p1.multitask_continual.runs import fig8_regions
+
     def mask(*on: int) -> Mask:
         m = torch.zeros(4, dtype=torch.bool)
         m[list(on)] = True
         return Mask({"w": m})
 
-    seen = []
-    monkeypatch.setattr(multitask_runs, "tune_union", lambda wb, tasks, vector, union, recipe:
-                        seen.append((tasks, union.count(), recipe)) or (mask(3), {}))
-    regions = {"A": mask(0), "B": mask(1), "C": mask(2)}
-    masks, on = multitask_runs.fig8_regions(None, regions, {"g": ["A", "B"]}, {}, "the recipe")
+    study = {"regions": {"A": mask(0), "B": mask(1), "C": mask(2)}, "unions": {"g": mask(0, 1)},
+             "tuned_regions": {"g": mask(3)}}
+    masks, on = fig8_regions(study, {"g": ["A", "B"]})
     assert set(masks) == {"single:A", "single:B", "single:C", "union:g", "tuned:g"}
-    assert masks["union:g"].count() == 2 and on["union:g"] == on["tuned:g"] == ["A", "B"]
-    assert on["single:C"] == ["A", "B", "C"] and seen == [(["A", "B"], 2, "the recipe")]
-    masks, _ = multitask_runs.fig8_regions(None, regions, {"g": ["A", "B"]}, {}, None)
-    assert "tuned:g" not in masks and len(seen) == 1
+    assert masks["union:g"].count() == 2 and masks["tuned:g"] is study["tuned_regions"]["g"]
+    assert on["union:g"] == on["tuned:g"] == ["A", "B"] and on["single:C"] == ["A", "B", "C"]
+    masks, _ = fig8_regions({"regions": study["regions"]}, {"g": ["A", "B"]})
+    assert set(masks) == {"single:A", "single:B", "single:C"}
 
 
 def test_disjoint_regions_of_a_model_that_learned_nothing_are_not_testable():

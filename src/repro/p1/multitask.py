@@ -1,8 +1,9 @@
 """P1 §5.1 skill localization in a multi-task (MT) model: per-task regions, their overlap, transfer and unions.
 
-One model is fine-tuned jointly on several tasks (``Workbench.finetune([...])``); for each task i a region γ_i is
-learned with P1 Eq. 3 on task i's data only, with θ_ft = the MT model and γ_base = ∅ (``base=0.0``; App. C.2
-also uses top-1e-5 / top-1e-4).  Then (Fig. 8):
+One model is fine-tuned jointly on several tasks (one fine-tune job of several tasks); for each task i a region γ_i
+is learned with P1 Eq. 3 on task i's data only, with θ_ft = the MT model and γ_base = ∅ (``base=0.0``; App. C.2
+also uses top-1e-5 / top-1e-4): graft jobs the chapter declares, which :func:`region_study` obtains through
+:class:`repro.jobs.Artifacts`.  Then (Fig. 8):
 
 - (a) the asymmetric overlap |γ_i ∩ γ_j| / |γ_j| (:func:`overlap_rows`, :meth:`repro.core.masks.Mask.overlap`);
 - (b) the relative accuracy gain Rel_{γ_i, t_j} of P1 Eq. 5 (:func:`relative_gain`, :func:`transfer_rows`);
@@ -22,17 +23,17 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import torch
-import pandas as pd
 
 from repro.artifacts import tensor_digest
 from repro.data import fixed_subset
 from repro.core.grafting import learn_joint_graft
 from repro.core.masks import Mask
 from repro.core.metrics import accuracy
-from repro.report.display import plotting
+from repro.jobs import JobSpec, ref
 from repro.workbench import MASK
 
 if TYPE_CHECKING:  # pragma: no cover
+    from repro.jobs import Artifacts
     from repro.profiles import GraftRecipe
     from repro.workbench import Workbench
 
@@ -109,8 +110,6 @@ def _acc(wb: "Workbench", task: str, overrides, split: str, limit: int | None) -
     return accuracy(pred.preds, pred.labels)
 
 
-
-
 def tune_union(wb: "Workbench", tasks: Sequence[str], vector: Mapping[str, torch.Tensor], union: Mask,
                recipe: GraftRecipe | None = None, seed: int | None = None, tag: str = "") -> tuple[Mask, dict]:
     """Cached :func:`repro.core.grafting.learn_joint_graft` of ``union`` on ``tasks``' k-shot data with ``recipe``
@@ -140,34 +139,29 @@ def tune_union(wb: "Workbench", tasks: Sequence[str], vector: Mapping[str, torch
 # --------------------------------------------------------------------------------------------------------
 # the whole Fig. 8 study, and its summaries
 # --------------------------------------------------------------------------------------------------------
-def task_regions(wb: "Workbench", tasks: Sequence[str], vector: Mapping[str, torch.Tensor], base: float = 0.0,
-                 graft: GraftRecipe | None = None) -> tuple[dict[str, Mask], dict[str, dict]]:
-    """γ_i for every task: P1 Eq. 3 on task i's data with θ_ft = the MT model and γ_base = top-``base`` movement of
-    the MT vector (0 = ∅, P1 §5.1), with ``graft`` (None: the profile's recipe).  Cached through
-    :meth:`Workbench.graft`; returns (regions, metas)."""
+def region_study(jobs: "Artifacts", vector: JobSpec, groups: Mapping[str, Sequence[str]], *, base: float = 0.0,
+                 tuned: bool = False, split: str = "test", limit: int | None = None) -> dict[str, Any]:
+    """P1 Fig. 8 (and 11-13 with another ``base`` / MT model) for the MT model of the declared fine-tune job
+    ``vector``: its declared per-task regions γ_i on γ_base = top-``base`` (P1 Eq. 3 on task i's data), (a) overlap
+    rows, (b) single-region Rel rows, and with ``groups`` the unions γ_G (c) and, when ``tuned``, the declared
+    joint-loss grafts of the unions (d, :func:`tune_union`).
+
+    Returns ``{"tau", "regions", "metas", "overlap", "single"}`` and, with groups, ``"unions"``, ``"union"`` (rows),
+    with ``tuned`` ``"tuned_regions"``, ``"tuned"`` (rows): masks by task / group, rows as :func:`transfer_rows`."""
+    wb, tasks = jobs.wb, list(vector.kwargs["tasks"])
+    tau = jobs.value(vector)
     regions, metas = {}, {}
     for t in tasks:
-        regions[t], metas[t] = wb.graft(t, vector, base=base, recipe=graft)
-    return regions, metas
-
-
-def region_study(wb: "Workbench", tasks: Sequence[str], vector: Mapping[str, torch.Tensor],
-                 groups: Mapping[str, Sequence[str]], base: float = 0.0, graft: GraftRecipe | None = None,
-                 tune: GraftRecipe | None = None, split: str = "test",
-                 limit: int | None = None) -> dict[str, list[dict] | dict]:
-    """P1 Fig. 8 (and 11-14 with another ``base`` / MT model): regions, (a) overlap rows, (b) single-region Rel
-    rows, (c) union Rel rows, (d) tuned-union Rel rows (``tune`` None skips d).  ``graft`` is the regions' recipe
-    for :meth:`Workbench.graft` (None: the profile's), ``tune`` the joint-loss recipe of :func:`tune_union`."""
-    regions, metas = task_regions(wb, tasks, vector, base, graft)
-    out: dict = {"regions": regions, "metas": metas, "overlap": overlap_rows(regions),
-                 "single": transfer_rows(wb, regions, tasks, vector, split, limit, kind="single")}
+        regions[t], metas[t] = jobs.artifact(jobs.one("graft", vector=ref(vector), base=float(base), task=t))
+    out: dict[str, Any] = {"tau": tau, "regions": regions, "metas": metas, "overlap": overlap_rows(regions),
+                           "single": transfer_rows(wb, regions, tasks, tau, split, limit, kind="single")}
     if groups:
-        unions = union_regions(regions, groups)
-        out["union"] = transfer_rows(wb, unions, tasks, vector, split, limit, kind="union")
-        if tune is not None:
-            tuned = {g: tune_union(wb, groups[g], vector, unions[g], tune)[0]
-                     for g in groups}
-            out["tuned"] = transfer_rows(wb, tuned, tasks, vector, split, limit, kind="tuned")
+        out["unions"] = union_regions(regions, groups)
+        out["union"] = transfer_rows(wb, out["unions"], tasks, tau, split, limit, kind="union")
+        if tuned:
+            out["tuned_regions"] = {g: jobs.value(jobs.one("joint-graft", vector=ref(vector), tasks=list(members)))
+                                    for g, members in groups.items()}
+            out["tuned"] = transfer_rows(wb, out["tuned_regions"], tasks, tau, split, limit, kind="tuned")
     return out
 
 
@@ -195,20 +189,6 @@ def group_summary(rows: Sequence[Mapping], groups: Mapping[str, Sequence[str]]) 
                     "mean_out": sum(other) / len(other) if other else float("nan")})
     return out
 
-
-
-def plot_heatmap(ax: Any, rows: Sequence[Mapping], value: str, title: str, index: str = "row", columns: str = "col",
-                 fmt: str = ".2f", order: Sequence[str] = (), **kw: Any) -> None:
-    """One Fig. 8 panel: ``value`` of ``rows`` as an annotated heatmap, tasks in ``order`` (groups after them)."""
-    _, sns = plotting()
-
-    df = pd.DataFrame(rows).pivot(index=index, columns=columns, values=value)
-    order_c = [t for t in order if t in df.columns]
-    order_r = [t for t in order if t in df.index] + [g for g in df.index if g not in order]
-    sns.heatmap(df.loc[order_r, order_c], annot=True, fmt=fmt, cbar=False, ax=ax, **kw)
-    ax.set_title(title)
-    ax.set_xlabel("")
-    ax.set_ylabel("")
 
 
 def region_sizes(regions: Mapping[str, Mask], metas: Mapping[str, Mapping]) -> list[dict]:

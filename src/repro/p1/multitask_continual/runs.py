@@ -1,28 +1,40 @@
-"""Per-example results of the P1 §5 chapter (``notebooks/p1_multitask_continual.md``) for its statistical claims.
+"""The run drivers of the P1 §5 chapter (``notebooks/p1_multitask_continual.md``) on its declared jobs, and the
+per-example results of its statistical claims.
 
-The frozen drivers (:mod:`repro.p1.multitask`, :mod:`repro.p1.continual`) give accuracies only; the claims of
-Fig. 8 (MT vs single-task FT, the Eq. 5 Rel values of the regions) and Table 4 (continual learning) compare models
-on *the same* test examples, so this module scores every model of one comparison on one list of examples and keeps
-the per-example 0/1 correctness (the input of :mod:`repro.report.verdicts`).
+Every artifact comes from the chapter's declared jobs (:mod:`repro.p1.multitask_continual.jobs`), found by role
+through :class:`repro.jobs.Artifacts` (the notebook's :class:`repro.jobrun.ChapterJobs`): the multi-task models
+(``mt``, ``mt-adamw``), their per-task regions (``mt-region``) and tuned unions (``tuned-union``), the single-task
+FT models (``single-ft``), the single-task regions of Table 4 (``continual-region``) and the continual stages
+(``continual-naive``, ``continual-graft``).  Nothing here decides which artifacts exist.
+
+The claims of Fig. 8 (MT vs single-task FT, the Eq. 5 Rel values of the regions) and Table 4 (continual learning)
+compare models on *the same* test examples, so this module scores every model of one comparison on one list of
+examples and keeps the per-example 0/1 correctness (the input of :mod:`repro.report.verdicts`).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import numpy as np
 import torch
 
 from repro.core.masks import Mask
 from repro.data import fixed_subset
+from repro.jobs import SKIPPED, JobSpec, ref
 from repro.p1.calibration import per_example
-from repro.p1.multitask import tune_union, union_regions
+from repro.p1.continual import continual_overrides
+from repro.p1.multitask import region_study
 
 if TYPE_CHECKING:  # pragma: no cover
-    from repro.profiles import GraftRecipe
+    from repro.jobs import Artifacts
     from repro.workbench import Workbench
 
 Overrides = Mapping[str, torch.Tensor] | None
+#: the Fig. 11-13 studies: (figure id, title, MT model role, γ_base)
+EXTRA_STUDIES: tuple[tuple[str, str, str, float], ...] = (
+    ("p1-fig11", "SGD MT, γ_base = top-1e-05", "mt", 1e-5), ("p1-fig12", "SGD MT, γ_base = top-0.0001", "mt", 1e-4),
+    ("p1-fig13", "AdamW MT, γ_base = ∅", "mt-adamw", 0.0))
 
 
 def paired_correct(wb: "Workbench", task: str, models: Mapping[str, Overrides], split: str = "test",
@@ -35,24 +47,60 @@ def paired_correct(wb: "Workbench", task: str, models: Mapping[str, Overrides], 
             for name, ov in models.items()}
 
 
-def fig8_regions(wb: "Workbench", regions: Mapping[str, Mask], groups: Mapping[str, Sequence[str]],
-                 vector: Mapping[str, torch.Tensor], tune: GraftRecipe | None = None
+def _tau(jobs: "Artifacts", spec: JobSpec) -> dict[str, torch.Tensor]:
+    """The task vector of a fine-tune job (empty for the skipped re-training of an empty region: θ_pre)."""
+    value = jobs.value(spec)
+    return {} if value is SKIPPED else value
+
+
+# --- the multi-task model (Fig. 8 / App. C.1) ------------------------------------------------------------------
+def mt_vs_ft(jobs: "Artifacts", limit: int | None = None) -> tuple[dict[str, torch.Tensor], dict]:
+    """The SGD multi-task model's task vector, and for each of its tasks with a declared single-task FT model
+    (those the continual experiment fine-tunes anyway) the per-example correctness of ``MT`` and ``FT`` on the same
+    test examples (:func:`paired_correct`): ``(tau_mt, {task: {"MT": array, "FT": array}})``."""
+    wb, mt = jobs.wb, jobs.one("finetune", role="mt")
+    tau_mt = jobs.value(mt)
+    out = {}
+    for spec in jobs.select("finetune", role="single-ft"):
+        task = spec.kwargs["tasks"][0]
+        if task in mt.kwargs["tasks"]:
+            out[task] = paired_correct(wb, task, {"MT": wb.overrides(tau_mt), "FT": wb.overrides(_tau(jobs, spec))},
+                                       limit=limit)
+    return tau_mt, out
+
+
+# --- Fig. 8 and Figs. 11-13 ------------------------------------------------------------------------------------
+def fig8_study(jobs: "Artifacts", groups: Mapping[str, Sequence[str]], limit: int | None = None) -> dict[str, Any]:
+    """P1 Fig. 8: :func:`repro.p1.multitask.region_study` of the SGD MT model's regions on γ_base = ∅, with the
+    unions of ``groups`` and their tuned versions when the chapter declares them (``tune_steps`` > 0)."""
+    mt = jobs.one("finetune", role="mt")
+    tuned = bool(jobs.select("joint-graft", role="tuned-union", vector=ref(mt)))
+    return region_study(jobs, mt, groups, base=0.0, tuned=tuned, limit=limit)
+
+
+def extra_studies(jobs: "Artifacts", limit: int | None = None) -> dict[str, tuple[str, dict[str, Any]]]:
+    """P1 Figs. 11-13: ``{figure id: (title, region study)}`` for each study of :data:`EXTRA_STUDIES` whose
+    regions the chapter declares (the plan's ``region_bases`` / ``adamw_mt``); regions only, no unions."""
+    out = {}
+    for fid, title, role, base in EXTRA_STUDIES:
+        models = jobs.select("finetune", role=role)
+        if models and jobs.select("graft", role="mt-region", vector=ref(models[0]), base=base):
+            out[fid] = (title, region_study(jobs, models[0], {}, base=base, limit=limit))
+    return out
+
+
+def fig8_regions(study: Mapping[str, Any], groups: Mapping[str, Sequence[str]]
                  ) -> tuple[dict[str, Mask], dict[str, list[str]]]:
     """The regions behind P1 Fig. 8b-d by Rel key — ``single:<task>``, ``union:<group>``, ``tuned:<group>`` — and
-    the tasks each is scored on (single: every task; union / tuned: the group's own tasks, what the claims use).
-
-    The unions are recomputed (set operations) and the tuned unions come from :func:`repro.p1.multitask.tune_union`
-    with the recipe ``tune`` :func:`repro.p1.multitask.region_study` used (None: no tuned unions), i.e. from its
-    cache: nothing is trained."""
-    tasks = list(regions)
-    masks = {f"single:{t}": m for t, m in regions.items()}
-    on = {f"single:{t}": tasks for t in regions}
-    unions = union_regions(regions, groups) if groups else {}
-    for g, u in unions.items():
+    the tasks each is scored on (single: every task; union / tuned: the group's own tasks, what the claims use),
+    from :func:`fig8_study`'s result (unions and tuned unions only where it has them)."""
+    tasks = list(study["regions"])
+    masks: dict[str, Mask] = {f"single:{t}": m for t, m in study["regions"].items()}
+    on = {f"single:{t}": tasks for t in tasks}
+    for g, u in study.get("unions", {}).items():
         masks[f"union:{g}"], on[f"union:{g}"] = u, list(groups[g])
-        if tune is not None:
-            masks[f"tuned:{g}"] = tune_union(wb, groups[g], vector, u, tune)[0]
-            on[f"tuned:{g}"] = list(groups[g])
+    for g, u in study.get("tuned_regions", {}).items():
+        masks[f"tuned:{g}"], on[f"tuned:{g}"] = u, list(groups[g])
     return masks, on
 
 
@@ -78,4 +126,37 @@ def rel_correct(wb: "Workbench", tasks: Sequence[str], vector: Mapping[str, torc
     return out
 
 
-__all__ = ["fig8_regions", "paired_correct", "rel_correct"]
+# --- Table 4 ---------------------------------------------------------------------------------------------------
+def continual_final(jobs: "Artifacts", role: str, sequence: Sequence[str]) -> dict[str, torch.Tensor]:
+    """τ after the whole ``sequence`` of the declared continual stages of ``role`` ("continual-naive" /
+    "continual-graft"): the last stage's (its upstream stages obtained first); for a one-task sequence, stage 1
+    (the single-task FT, or the graft re-training)."""
+    stages = jobs.select("continual", role=role, sequence=list(sequence))
+    if stages:
+        return jobs.value(stages[0])[-1]
+    first = jobs.select("finetune", role=role, tasks=[sequence[0]]) or \
+        jobs.select("finetune", role="single-ft", tasks=[sequence[0]])
+    return _tau(jobs, first[0])
+
+
+def table4(jobs: "Artifacts", sequence: Sequence[str]) -> dict[str, Any]:
+    """P1 Table 4 on ``sequence``: the per-example correctness of single-task FT (``FT``), naive continual FT
+    (``ContinualFT``, its final model) and grafting-continual (``GraftingContinual``, the final model grafted on the
+    union of the regions up to the task) on each task's test split, the same examples for the three.
+
+    Returns ``{"correct": {task: {method: array}}, "regions": {task: Mask}, "metas": {task: graft metadata}}``."""
+    seq, wb = list(sequence), jobs.wb
+    single = {t: _tau(jobs, jobs.one("finetune", role="single-ft", tasks=[t])) for t in seq}
+    grafts = {t: jobs.artifact(jobs.one("graft", role="continual-region", task=t)) for t in seq}
+    regions = {t: mask for t, (mask, _) in grafts.items()}
+    naive = continual_final(jobs, "continual-naive", seq)
+    graftc = continual_final(jobs, "continual-graft", seq)
+    correct = {t: paired_correct(wb, t, {"FT": wb.overrides(single[t]),
+                                         "ContinualFT": continual_overrides(wb, naive, None, seq, t),
+                                         "GraftingContinual": continual_overrides(wb, graftc, regions, seq, t)})
+               for t in seq}
+    return {"correct": correct, "regions": regions, "metas": {t: meta for t, (_, meta) in grafts.items()}}
+
+
+__all__ = ["EXTRA_STUDIES", "continual_final", "extra_studies", "fig8_regions", "fig8_study", "mt_vs_ft",
+           "paired_correct", "rel_correct", "table4"]
