@@ -1,5 +1,5 @@
 """Issue 31: chapters are named once (repro.chapters) and a notebook obtains its artifacts only through the jobs its
-chapter declares (repro.jobrun.ChapterJobs)."""
+chapter declares (repro.jobcall.ChapterJobs)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import yaml
 import repro
 from repro import chapters as reg
 from repro.chapters import chapter_names, chapters, discover, toc, toc_text
-from repro.jobrun import ChapterJobs, UndeclaredJob
+from repro.jobcall import ChapterJobs, UndeclaredJob
 from repro.jobs import finetune_job, graft_job
 from repro.paths import book_dir, notebooks_dir
 from repro.profiles import get_profile

@@ -103,6 +103,14 @@ def discover(root: Path | None = None, notebooks: Path | None = None) -> tuple[C
     return tuple(found)
 
 
+def package_of(name: str, root: Path | None = None) -> str:
+    """The chapter package of notebook ``name`` (``p1_localization`` → ``repro.p1.localization``), "" when it has
+    none; by the naming rule alone (no discovery: a notebook folder elsewhere, as in tests, is fine)."""
+    root = root or PACKAGE_ROOT
+    paper, _, section = name.partition("_")
+    return f"repro.{paper}.{section}" if paper in PAPERS and (root / paper / section / "jobs.py").exists() else ""
+
+
 _CACHE: dict[tuple[Path, Path], tuple[Chapter, ...]] = {}
 
 
@@ -169,4 +177,4 @@ def write_toc(path: Path, registry: tuple[Chapter, ...] | None = None) -> bool:
 
 
 __all__ = ["Chapter", "OVERVIEW_PAGES", "PAPERS", "REFERENCE_PAGES", "ROLES", "chapter_names", "chapters", "discover",
-           "get_chapter", "package_order", "toc", "toc_text", "write_toc"]
+           "get_chapter", "package_of", "package_order", "toc", "toc_text", "write_toc"]

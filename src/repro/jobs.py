@@ -83,7 +83,7 @@ class JobSpec:
     #: the :class:`Profile` the job was declared with (its Workbench's profile: ``repro job run``), not in JSON
     spec_profile: Profile | None = field(default=None, compare=False, repr=False)
     #: what the artifact is for in its chapter ("table2", "fig2-curve", ...): how ``runs.py`` finds it
-    #: (:meth:`repro.jobrun.ChapterJobs.select`); outside the id, as several chapters may share an artifact
+    #: (:meth:`repro.jobcall.ChapterJobs.select`); outside the id, as several chapters may share an artifact
     role: str = field(default="", compare=False)
 
     def to_dict(self) -> dict[str, Any]:
@@ -94,7 +94,7 @@ class JobSpec:
 
 
 class Artifacts(Protocol):
-    """What a chapter's ``runs.py`` obtains artifacts from (:class:`repro.jobrun.ChapterJobs` in a notebook): the
+    """What a chapter's ``runs.py`` obtains artifacts from (:class:`repro.jobcall.ChapterJobs` in a notebook): the
     declared specs, found by kind, role and kwargs, each spec's artifact, and the Workbench that evaluates them."""
 
     wb: "Workbench"

@@ -20,10 +20,22 @@ from __future__ import annotations
 import ast
 import csv
 import importlib
+import inspect
 import math
 from dataclasses import dataclass, replace
 from typing import Any, Callable
 
+from repro.core.finetune import train
+from repro.data import get_spec
+from repro.data import hub_vision
+from repro.data.tasks import SHORT_DEV_FRACTION
+from repro.departures import DEPARTURES
+from repro.p1.localization.plan import VariantRecipes
+from repro.p1.multitask_continual.jobs import CONTINUAL_SEQUENCE
+from repro.p1.multitask_continual.plan import mt_recipe
+from repro.p2 import methods
+from repro.p2.arithmetic import NEGATION_THRESHOLD
+from repro.p2.methods import LORA_RANK
 from repro.paths import reference_dir
 from repro.plans import plan_for
 from repro.profiles import PROFILES, Profile
@@ -85,8 +97,6 @@ def _p1_steps(n_labels: int, k: int) -> Callable[[Profile], int]:
 
 def _mt_ratio(p: Profile) -> float:
     """The multi-task model's steps over the mean single-task budget of its tasks (the paper: 8 times)."""
-    from repro.data import get_spec
-    from repro.p1.multitask_continual.plan import mt_recipe
 
     plan = chapter_plan("p1_multitask_continual", p)
     k = plan.k or p.k_shot
@@ -95,9 +105,7 @@ def _mt_ratio(p: Profile) -> float:
 
 
 def _task_sampling(p: Profile) -> str:
-    import inspect
 
-    from repro.core.finetune import train
 
     return inspect.signature(train).parameters["task_sampling"].default
 
@@ -105,10 +113,9 @@ def _task_sampling(p: Profile) -> str:
 def _held_out(task: str, n_train: int, n_val: int = 0, n_test: int = 0) -> Callable[[Profile], float]:
     """The share of the stored train split held out as the task's validation split (through the real splitter)."""
     def rule(p: Profile) -> float:
-        from repro.data.hub_vision import official_splits
 
         stored = {"train": list(range(n_train)), "val": list(range(n_val)), "test": list(range(n_test))}
-        train, val, _ = official_splits(task, stored)
+        train, val, _ = hub_vision.official_splits(task, stored)
         return round(len(val) / n_train, 4) if set(val) <= set(stored["train"]) else 0.0
     return rule
 
@@ -137,9 +144,7 @@ def _table4_calibration(p: Profile) -> int:
 
 
 def _p2_ft_scope(p: Profile) -> str:
-    import inspect
 
-    from repro.p2 import methods
 
     src = inspect.getsource(methods.finetune_method_run)
     return "maskable" if 'trainable="maskable"' in src else "all"
@@ -150,19 +155,16 @@ def _one(value: Any) -> Callable[[Profile], Any]:
 
 
 def _lora_rank(p: Profile) -> tuple[int, ...]:
-    from repro.p2.methods import LORA_RANK
 
     return (LORA_RANK,)
 
 
 def _negation_threshold(p: Profile) -> float:
-    from repro.p2.arithmetic import NEGATION_THRESHOLD
 
     return NEGATION_THRESHOLD
 
 
 def _l1(p: Profile) -> float:
-    from repro.p1.localization.plan import VariantRecipes
 
     return VariantRecipes.l1
 
@@ -184,7 +186,6 @@ def _cost_model(p: Profile) -> str:
 
 
 def _large_dev(p: Profile) -> float:
-    from repro.data.tasks import SHORT_DEV_FRACTION
 
     return SHORT_DEV_FRACTION
 
@@ -195,7 +196,6 @@ def _timed(p: Profile) -> str:
 
 
 def _continual(p: Profile) -> tuple[str, ...]:
-    from repro.p1.multitask_continual.jobs import CONTINUAL_SEQUENCE
 
     return CONTINUAL_SEQUENCE
 
@@ -277,7 +277,6 @@ class Check:
 
 def check_settings(profile: Profile | None = None, settings: list[Setting] | None = None) -> list[Check]:
     """Every setting of the table against the paper profile (or ``profile``) and its chapter plans."""
-    from repro.departures import DEPARTURES
 
     out = []
     for s in settings if settings is not None else load_settings():

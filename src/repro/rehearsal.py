@@ -13,7 +13,7 @@ divided by 64) and 2-step recipes.  A rehearsal:
    the renders alone, target ``notebooks``);
 3. checks what the DAG produced: a done-marker for every job of the plan (a job the DAG never reached is a failure
    naming its id), a results file for every notebook, and in each results file ``meta["jobs"]``: the notebook asked
-   for every job its chapter declares (:class:`repro.jobrun.ChapterJobs`).
+   for every job its chapter declares (:class:`repro.jobcall.ChapterJobs`).
 
 ``python -m repro.rehearsal --family vision [--only NB ...] [--dir DIR] [--cores N] [--target book|notebooks]``
 (``repro rehearse`` from the runner).  Exit status: 0 when every check holds, 1 otherwise, 2 for bad arguments.

@@ -52,7 +52,7 @@ class StoreMiss(RuntimeError):
 
 
 class UndeclaredArtifact(RuntimeError):
-    """A guarded Workbench (a notebook's, :class:`repro.jobrun.ChapterJobs`) was asked for a cached artifact outside
+    """A guarded Workbench (a notebook's, :class:`repro.jobcall.ChapterJobs`) was asked for a cached artifact outside
     the declared job that computes it: the notebook rebuilt a job's arguments instead of asking for its spec."""
 
 
@@ -97,6 +97,18 @@ TENSORS: Codec[dict] = Codec("tensors", save_tensors, load_tensors, lambda v: v,
 JSON: Codec[Any] = Codec("json", save_json_artifact, load_json_artifact, lambda v: {}, reload=False)
 
 
+def scope_fraction(wb: "Workbench", sparsity: float, scope: str) -> float:
+    """The fraction of ``scope``'s own eligible set that holds ``sparsity`` × |graftable| entries (P1 counts every
+    region size in graftable entries)."""
+    own = sum(int(torch.Size(s).numel()) for s in wb.shapes(scope).values())
+    graftable = sum(int(torch.Size(s).numel()) for s in wb.shapes("graftable").values())
+    frac = sparsity * graftable / own
+    if frac > 1.0:
+        raise ValueError(f"sparsity {sparsity} of the graftable set is more than the whole {scope!r} set "
+                         f"({own} entries = {own / graftable:.3g} of graftable)")
+    return frac
+
+
 def _brief_config(config: Mapping[str, Any]) -> str:
     keys = ("kind", "task", "tasks", "k", "seed", "method", "scope", "trainable", "tag")
     return ", ".join(f"{k}={config[k]!r}" for k in keys if k in config and config[k] not in ("", None))
@@ -107,9 +119,9 @@ class Workbench:
 
     read_only: bool = False  # (class defaults: a Workbench made without __init__, as tests do, computes freely)
     compute_kinds: frozenset[str] | None = None
-    #: the chapter whose declared jobs guard this Workbench (None: unguarded); set by repro.jobrun.ChapterJobs
+    #: the chapter whose declared jobs guard this Workbench (None: unguarded); set by repro.jobcall.ChapterJobs
     declared: str | None = None
-    #: the id of the job being computed or loaded (repro.jobrun.call_job), None outside any job
+    #: the id of the job being computed or loaded (repro.jobcall.call_job), None outside any job
     active_job: str | None = None
 
     def __init__(self, profile: str | Profile, data_dir: str | Path | None = None,

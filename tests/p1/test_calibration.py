@@ -10,7 +10,7 @@ import torch
 
 from repro.core.metrics import confidence_histogram, expected_calibration_error
 from repro.data import TaskData
-from repro.jobrun import ChapterJobs
+from repro.jobcall import ChapterJobs
 from repro.p1.calibration import (EceTable, compare_models, confidence_fractions, ece_from_confidence,
                                   ece_reduction, ece_table, reduction_rows)
 from repro.jobs import finetune_job, graft_job

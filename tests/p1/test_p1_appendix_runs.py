@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from repro.core.masks import Mask
-from repro.jobrun import ChapterJobs
+from repro.jobcall import ChapterJobs
 from repro.p1.appendix import runs as app
 from repro.p1.appendix.plan import appendix_plan
 from repro.profiles import get_profile

@@ -52,7 +52,7 @@ def test_peft_tables_and_gap_rows():
 
 
 def test_chapter_models_find_the_declared_jobs_of_each_role(monkeypatch):
-    from repro.jobrun import ChapterJobs
+    from repro.jobcall import ChapterJobs
     from repro.jobs import SKIPPED
 
     profile = get_profile("smoke")

@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from repro.jobrun import ChapterJobs
+from repro.jobcall import ChapterJobs
 from repro.jobs import ref
 from repro.p1.multitask_continual import runs
 from repro.p1.multitask_continual.jobs import NOTEBOOK, ROLES, jobs

@@ -13,7 +13,7 @@ from repro.data import TaskData
 from repro.core.finetune import train
 from repro.core.masks import Mask, placement_rows
 from repro.profiles import FinetuneRecipe, get_profile
-from repro.jobrun import ChapterJobs, UndeclaredJob
+from repro.jobcall import ChapterJobs, UndeclaredJob
 from repro.jobs import finetune_job, graft_job
 from repro.p1.regions import (evaluate_region, fish_regions, ft_and_graft, graftable_total, lottery_curve,
                               magnitude_region, middle_layer_share, movement_region, random_region, plotted,

@@ -22,6 +22,7 @@ from repro.core.finetune import train
 from repro.core.masks import Mask
 from repro.profiles import FinetuneRecipe
 from repro.workbench import VECTOR
+from repro.jobcall import recipe_of, register_driver
 
 if TYPE_CHECKING:  # pragma: no cover
     from repro.workbench import Workbench
@@ -116,3 +117,12 @@ def _load_state(wb: "Workbench", tau: Mapping[str, torch.Tensor]) -> None:
         own = dict(wb.model.named_parameters())
         for n, v in tau.items():
             own[n].add_(v)
+
+
+def _continual_job(wb: "Workbench", k: dict, value: Any) -> list[dict[str, torch.Tensor]]:
+    given = k.get("given") or {}
+    return sequential_finetune(wb, k["sequence"], recipe_of(given.get("recipe", k["recipe"])), regions=k["regions"],
+                               seed=k["seed"], later_recipe=recipe_of(given.get("later_recipe", k["later_recipe"])))
+
+
+register_driver("repro.p1.continual.sequential_finetune", _continual_job, pair=False)

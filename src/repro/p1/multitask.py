@@ -31,6 +31,7 @@ from repro.core.masks import Mask
 from repro.core.metrics import accuracy
 from repro.jobs import JobSpec, ref
 from repro.workbench import MASK
+from repro.jobcall import graft_recipe_of, register_driver
 
 if TYPE_CHECKING:  # pragma: no cover
     from repro.jobs import Artifacts
@@ -195,3 +196,11 @@ def region_sizes(regions: Mapping[str, Mask], metas: Mapping[str, Mapping]) -> l
     """Size, density (in %) and best graft step of each task's region."""
     return [{"task": t, "region size": m.count(), "density %": 100 * m.density(),
              "best step": metas[t].get("best_step")} for t, m in regions.items()]
+
+
+def _tune_union_job(wb: "Workbench", k: dict, value: Any) -> tuple[Mask, dict]:
+    union = Mask.union(k["union"][t] for t in k["tasks"])  # the per-task regions of the job's kwargs, joined
+    return tune_union(wb, k["tasks"], k["vector"], union, recipe=graft_recipe_of(wb, k), seed=k["seed"])
+
+
+register_driver("repro.p1.multitask.tune_union", _tune_union_job)

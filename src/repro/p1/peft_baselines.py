@@ -17,6 +17,7 @@ import torch
 from repro.core.adapters import adapter_finetune, adapter_sites, bottleneck_adapters, lora_finetune, LORA_TARGETS
 from repro.profiles import FinetuneRecipe
 from repro.workbench import TENSORS, VECTOR
+from repro.jobcall import recipe_of, register_driver
 
 if TYPE_CHECKING:  # pragma: no cover
     from repro.workbench import Workbench
@@ -109,3 +110,11 @@ def adapter_applied(wb: "Workbench", kind: str, size: int, weights: dict[str, to
                 own[n].copy_(weights[n])
                 own[n].requires_grad_(False)
         yield
+
+
+register_driver("repro.p1.peft_baselines.lora_run",
+                lambda wb, k, value: lora_run(wb, k["task"], k["rank"], recipe_of(k["recipe"]), alpha=k["alpha"],
+                                              seed=k["seed"]))
+register_driver("repro.p1.peft_baselines.adapter_run",
+                lambda wb, k, value: adapter_run(wb, k["task"], k["kind"], k["size"], recipe_of(k["recipe"]),
+                                                 seed=k["seed"]))

@@ -32,7 +32,8 @@ from repro.core.masks import Mask
 from repro.core.metrics import agreement
 from repro.jobs import SKIPPED, JobSpec, finetune_job, graft_job
 from repro.models.base import layer_index
-from repro.workbench import MASK
+from repro.workbench import MASK, scope_fraction
+from repro.jobcall import register_driver
 
 if TYPE_CHECKING:  # pragma: no cover
     from repro.jobs import Artifacts
@@ -51,16 +52,6 @@ def restrict(vector: Mapping[str, torch.Tensor], shapes: Mapping[str, tuple[int,
 def graftable_total(wb: "Workbench") -> int:
     """|graftable set|: the denominator of every reported sparsity (P1: the transformer-block parameters)."""
     return sum(int(torch.Size(s).numel()) for s in wb.shapes("graftable").values())
-
-
-def scope_fraction(wb: "Workbench", sparsity: float, scope: str) -> float:
-    """The fraction of ``scope``'s own eligible set that holds ``sparsity`` × |graftable| entries."""
-    own = sum(int(torch.Size(s).numel()) for s in wb.shapes(scope).values())
-    frac = sparsity * graftable_total(wb) / own
-    if frac > 1.0:
-        raise ValueError(f"sparsity {sparsity} of the graftable set is more than the whole {scope!r} set "
-                         f"({own} entries = {own / graftable_total(wb):.3g} of graftable)")
-    return frac
 
 
 def size_fields(mask: Mask, total: int) -> dict[str, float]:
@@ -302,3 +293,12 @@ def ft_and_graft_jobs(profile: Profile, notebook: str, task: str, *, k: int | No
     ft = finetune_job(profile, notebook, task, recipe or profile.p1_finetune, k=k, seed=seed, role=role)
     return ft, graft_job(profile, notebook, task, ft, base, k=k, seed=seed, recipe=graft, n_classes=n_classes(task),
                          role=role)
+
+
+def _fish_job(wb: "Workbench", k: dict, value: Any) -> dict[float, Mask]:
+    total = graftable_total(wb)  # the FISH densities that select exactly the learned regions' counts
+    learned = [value(i) for i in k["matched_to"]]
+    return fish_regions(wb, k["task"], sorted({(m.count() + 0.5) / total for m in learned}), k=k["k"], seed=k["seed"])
+
+
+register_driver("repro.p1.regions.fish_regions", _fish_job, pair=False)

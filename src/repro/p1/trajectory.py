@@ -27,6 +27,7 @@ from repro.core.masks import Mask
 from repro.profiles import FinetuneRecipe, GraftRecipe
 from repro.p1.regions import evaluate_overrides, graftable_total, restrict, size_fields
 from repro.workbench import JSON
+from repro.jobcall import recipe_of, register_driver
 
 if TYPE_CHECKING:  # pragma: no cover
     from repro.workbench import Workbench
@@ -142,3 +143,10 @@ def tracking_summary(rows: Sequence[dict], checkpoint: int) -> list[dict]:
                     "gain_after_checkpoint": vend - vc,
                     "share_of_gain_at_checkpoint": (vc - v0) / gain if abs(gain) > 1e-12 else None})
     return out
+
+
+register_driver("repro.p1.trajectory.checkpoint_tracking",
+                lambda wb, k, value: checkpoint_tracking(
+                    wb, k["task"], k["sparsities"], k["checkpoint"], every=k["every"], recipe=recipe_of(k["recipe"]),
+                    graft=replace(wb.profile.graft, steps=k["graft_steps"]), k=k["k"], seed=k["seed"],
+                    n_eval=k["n_eval"], progress=False), pair=False)

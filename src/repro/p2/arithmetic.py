@@ -46,6 +46,7 @@ from repro.p2.methods import METHODS as FT_METHODS
 from repro.p2.methods import family_setting, finetune_method, method_sparsity
 from repro.report.reference import select
 from repro.workbench import JSON
+from repro.jobcall import register_driver
 
 if TYPE_CHECKING:  # pragma: no cover
     from repro.profiles import Profile
@@ -469,3 +470,15 @@ def best_other(rows: Sequence[Mapping[str, Any]], metric: str, method: str = "Ta
     pick = min if lower_is_better else max
     best = pick(others, key=lambda r: r["value"])
     return float(mine[0]["value"]), str(best["method"]), float(best["value"])
+
+
+def _evaluator_of(wb: "Workbench", k: dict) -> Evaluator:
+    return Evaluator(wb, k["tasks"], k["control"], k["n_val"], k["n_test"], seed=k["seed"])
+
+
+register_driver("repro.p2.arithmetic.run_method",
+                lambda wb, k, value: run_method(wb, _evaluator_of(wb, k), k["key"], k["alphas"],
+                                                negation=k["negation"]), pair=False)
+register_driver("repro.p2.arithmetic.merging_scheme",
+                lambda wb, k, value: merging_scheme(wb, _evaluator_of(wb, k), k["source"], k["scheme"], k["alphas"],
+                                                    adamerging_steps=k["adamerging_steps"]), pair=False)

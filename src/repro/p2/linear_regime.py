@@ -31,6 +31,7 @@ from repro.profiles import FinetuneRecipe
 from repro.core.fisher import logit_target, per_example_grads, per_example_grads_loop
 from repro.p2.methods import lota_mask_for, p2_recipe, talos_mask
 from repro.workbench import JSON
+from repro.jobcall import register_driver
 
 if TYPE_CHECKING:  # pragma: no cover
     from repro.workbench import Workbench
@@ -237,3 +238,9 @@ def drift_curve(wb: "Workbench", task: str, method: str, steps: Sequence[int], e
         return gradient_drift(wb.model, examples, task, snaps, wb.names("maskable"), chunk_size=chunk_size), {}
 
     return wb.cached("p2-drift", config, compute, JSON)[0]
+
+
+register_driver("repro.p2.linear_regime.drift_curve",
+                lambda wb, k, value: drift_curve(wb, k["task"], k["method"], k["steps"],
+                                                 eval_subset(wb, k["task"], k["examples"]), seed=k["seed"]),
+                pair=False)

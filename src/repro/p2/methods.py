@@ -50,6 +50,7 @@ from repro.profiles import FinetuneRecipe, P2Family, Profile
 from repro.core.adapters import lora_finetune, lora_targets
 from repro.core.fisher import lota_mask, talos_calibrate
 from repro.workbench import MASK, VECTOR
+from repro.jobcall import recipe_of, register_driver, register_trainable
 
 if TYPE_CHECKING:  # pragma: no cover
     from repro.workbench import Workbench
@@ -286,3 +287,13 @@ def linear_base(wb: "Workbench", vector: Mapping[str, torch.Tensor]) -> dict[str
     """θ_0 restricted to the tensors of ``vector``: the expansion point of a linearized method's model, to pass as
     ``wb.predict(..., linear_base=...)`` (the tensors outside ``vector`` have zero tangent, so this is exact)."""
     return {n: wb.pre[n] for n in vector}
+
+
+register_driver("repro.p2.methods.finetune_method_run",
+                lambda wb, k, value: finetune_method_run(wb, k["task"], k["method"], seed=k["seed"],
+                                                         recipe=recipe_of(k["recipe"])))
+register_driver("repro.p2.methods.talos_mask",
+                lambda wb, k, value: talos_mask(wb, k["task"], seed=k["seed"], sparsity=k["sparsity"]))
+# a LoTA fine-tune trains the top-|τ_ft| mask of the task's FT run: its kwargs say {"lota_of": {"density": d}}
+register_trainable("lota_of", lambda wb, k, given: lota_mask_for(wb, k["tasks"][0], seed=k["seed"],
+                                                                 density=given["density"]))

@@ -28,6 +28,7 @@ from traitlets.config import Config
 from repro.paths import (OFFLINE_ENV, STORE_READ_ONLY_ENV, artifacts_dir, data_root, file_sha256, folder_digest,
                          project_root, repo_root, resolve_path, results_path, unwritable_reason)
 from repro.profiles import PROFILES
+from repro.chapters import package_of
 from repro.report.results import ResultsError, load_results
 from repro.runner.notebooks import (KERNEL, ParameterError, input_files, notebook_parameters, notebook_path,
                                     read_notebook, validate_params)
@@ -159,7 +160,8 @@ def source_fingerprint(notebook: str | Path | None = None) -> str:
     (:func:`import_closure`, computed from the notebook's code cells, never a hand-kept list) and its paper's
     ``book/reference`` CSVs (by name prefix).  ``notebook=None`` covers every module and table.
 
-    Exact for static imports: editing ``p2/`` does not re-execute the P1 notebooks, and editing a module any
+    The closure includes the chapter's ``jobs.py`` (what the notebook's :class:`repro.jobcall.ChapterJobs` declares
+    and computes). Exact for static imports: editing ``p2/`` does not re-execute the P1 notebooks, and editing a module any
     notebook imports (``plans.py``, ``device.py``, ``bench/``) re-executes exactly the notebooks that reach it.
     """
     root = repo_root()
@@ -168,7 +170,11 @@ def source_fingerprint(notebook: str | Path | None = None) -> str:
         files = sorted(src.rglob("*.py"))
         files += sorted(ref.glob("*.csv"))
     else:
-        files = import_closure(src, _imported_modules(_notebook_code(notebook_path(notebook)), "repro"))
+        roots = _imported_modules(_notebook_code(notebook_path(notebook)), "repro")
+        package = package_of(Path(notebook).stem)
+        if package:  # ChapterJobs reads the chapter's jobs.py by its name
+            roots = {*roots, f"{package}.jobs"}
+        files = import_closure(src, roots)
         paper = paper_of(notebook)
         tables = [PAPERS[paper]] if paper else list(PAPERS.values())
         files += sorted(f for t in tables for f in ref.glob(f"{t}_*.csv"))

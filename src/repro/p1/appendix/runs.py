@@ -3,7 +3,7 @@ data size, Table 8's learned-vs-FISH comparison at equal actual parameter counts
 Figs. 9-10 placement of the graft regions, each on the chapter's :class:`~repro.p1.appendix.plan.AppendixPlan`.
 
 Every artifact is one of the chapter's declared jobs (:mod:`repro.p1.appendix.jobs`), found by kind, role and
-kwargs and obtained through ``jobs`` (:class:`repro.jobrun.ChapterJobs`); the figures are
+kwargs and obtained through ``jobs`` (:class:`repro.jobcall.ChapterJobs`); the figures are
 :mod:`repro.p1.appendix.views`."""
 
 from __future__ import annotations

@@ -3,7 +3,7 @@ Tables 6-7 (grafting vs LoRA and adapters) and the App. D train-test gaps.
 
 :class:`ChapterModels` gives the chapter's declared models of one source task — FT, the learned graft on
 γ_base = top-``plan.base`` (and the sweep's other sizes), the graft region re-trained from θ_pre, BitFit, LoRA and
-adapters — on the chapter's seed, obtained through its jobs (:class:`repro.jobrun.ChapterJobs`); the functions
+adapters — on the chapter's seed, obtained through its jobs (:class:`repro.jobcall.ChapterJobs`); the functions
 below score them, keep the per-example results the claims bootstrap (:class:`OodRuns`, :class:`WiseRuns`,
 :class:`PeftRuns`, :class:`GapRuns`) and build the chapter's table rows.
 Table 2's ECE columns over several seeds are :func:`repro.p1.calibration.ece_table`.

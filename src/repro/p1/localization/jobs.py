@@ -60,7 +60,7 @@ def curve_jobs(profile: Profile, notebook: str, task: str, vector: JobSpec, spar
 def jobs(profile: Profile, seed: int = 13, **overrides: Any) -> list[JobSpec]:
     """Every cached artifact of ``p1_localization`` on ``profile`` (the notebook's parameters in ``overrides``).
 
-    An artifact two sections share keeps the role of its first declaration (:class:`repro.jobrun.ChapterJobs`), so
+    An artifact two sections share keeps the role of its first declaration (:class:`repro.jobcall.ChapterJobs`), so
     the order is chosen for the notebook's queries: the SGD models of Figs. 2-5 first ("fig2-sgd", also Table 2 /
     Table 1 models), then Table 2's grafts ("table2"), the sweeps' grafts, Table 1's re-trainings ("table1-retrain",
     "table1-bitfit"; their grafts are found as the re-training's upstream job) and the models of Figs. 3 and 5."""

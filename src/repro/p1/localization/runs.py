@@ -2,7 +2,7 @@
 
 Every fine-tuned model and learned region comes from a :class:`repro.jobs.JobSpec` that
 :func:`repro.p1.localization.jobs.jobs` declares, obtained through the notebook's
-:class:`~repro.jobrun.ChapterJobs` (type :class:`repro.jobs.Artifacts`): Table 2 is its "table2" grafts, Table 1
+:class:`~repro.jobcall.ChapterJobs` (type :class:`repro.jobs.Artifacts`): Table 2 is its "table2" grafts, Table 1
 its "table1-retrain" re-trainings (their grafts are the upstream jobs) and "table1-bitfit" runs, each sweep of
 Figs. 2-5 one model (:data:`~repro.p1.localization.jobs.MODEL_ROLES`) and the grafts declared on it
 (:func:`curve_grafts`).  :class:`LocalizationSweeps` binds the artifacts to the chapter's plan, so the notebook asks

@@ -7,7 +7,7 @@ models, the per-task regions (read by :func:`repro.p1.multitask.region_study`), 
 whose first stage is the single-task FT / graft re-training other chapters also declare.
 
 Each spec carries a :attr:`~repro.jobs.JobSpec.role` (:data:`ROLES`), by which the notebook's
-:class:`~repro.jobrun.ChapterJobs` finds it (:mod:`repro.p1.multitask_continual.runs`).
+:class:`~repro.jobcall.ChapterJobs` finds it (:mod:`repro.p1.multitask_continual.runs`).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 per-example results of its statistical claims.
 
 Every artifact comes from the chapter's declared jobs (:mod:`repro.p1.multitask_continual.jobs`), found by role
-through :class:`repro.jobs.Artifacts` (the notebook's :class:`repro.jobrun.ChapterJobs`): the multi-task models
+through :class:`repro.jobs.Artifacts` (the notebook's :class:`repro.jobcall.ChapterJobs`): the multi-task models
 (``mt``, ``mt-adamw``), their per-task regions (``mt-region``) and tuned unions (``tuned-union``), the single-task
 FT models (``single-ft``), the single-task regions of Table 4 (``continual-region``) and the continual stages
 (``continual-naive``, ``continual-graft``).  Nothing here decides which artifacts exist.

@@ -30,6 +30,7 @@ from repro.models.base import Classifier
 from repro.core.evaluation import score
 from repro.p2.methods import calibration_examples, calibration_key
 from repro.workbench import MASK
+from repro.jobcall import register_driver
 
 if TYPE_CHECKING:  # pragma: no cover
     from repro.jobs import Artifacts
@@ -180,3 +181,7 @@ def mean_off_diagonal(df: pd.DataFrame, row: str, col: str, value: str) -> float
     """Mean of ``value`` over the cells with ``row != col`` (pairs of different tasks)."""
     off = df[df[row] != df[col]]
     return float(off[value].mean()) if len(off) else float("nan")
+
+
+register_driver("repro.p2.sensitivity.runs.low_sensitivity_mask",
+                lambda wb, k, value: low_sensitivity_mask(wb, k["task"], k["n"], k["fraction"], k["seed"]))
