@@ -257,7 +257,7 @@ def test_repro_plan_command(capfd: pytest.CaptureFixture) -> None:
 
     assert repro(["plan", "--profile", "smoke", "--only", "p2_sensitivity", "p2_structure_cost"]) == 0
     out = capfd.readouterr().out
-    assert "p2_sensitivity" in out and "5 jobs" in out  # the structure-cost FT and mask: owned here
+    assert "p2_sensitivity" in out and "6 jobs" in out  # the structure-cost FT, TaLoS mask and fine-tune: owned here
 
 
 #: the store folder (artifact kind) each job kind writes (LoRA runs are task vectors, adapters their own kind)

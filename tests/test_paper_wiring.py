@@ -81,15 +81,18 @@ def test_p2_task_arithmetic_paper_builds_the_family_model_on_fetched_data(hub, f
     fetched = fake.count()
     monkeypatch.setenv("REPRO_ARTIFACTS", str(tmp_path / "artifacts"))
     ns: dict = {}
-    from repro.p2.task_arithmetic.runs import seed_protocol
+    from repro.p2.evaluator import Evaluator
+    from repro.workbench import Workbench
 
     params, imports, setup = _setup_cells("p2_task_arithmetic", 3)
     exec(params, ns)  # noqa: S102 - the notebook's own code
     ns.update(profile="paper", model_family=family, output_dir=str(tmp_path))
     exec(imports, ns)  # noqa: S102
     exec(setup, ns)  # noqa: S102
-    prof = ns["PROFILE"]  # the first seed's workbench and evaluation sets, as run_seeds builds them
-    wb, ns["ev"] = seed_protocol(prof, ns["TASKS"], ns["CONTROL"], ns["SETTINGS"], ns["SEEDS"][0])
+    prof = ns["PROFILE"]  # the first seed's workbench and evaluation sets, as the notebook's first seed has them
+    wb = Workbench(prof, seed=ns["SEEDS"][0])
+    ns["ev"] = Evaluator(wb, ns["TASKS"], ns["CONTROL"], ns["SETTINGS"]["n_val"], ns["SETTINGS"]["n_test"],
+                         seed=ns["SEEDS"][0])
     assert fake.count() == fetched  # the run read fetched files only
     assert prof.device == "auto" and wb.device == resolve_device("auto")
     assert {p.device.type for p in wb.model.parameters()} == {wb.device.type}

@@ -83,21 +83,39 @@ def test_protocol_records_per_example_correctness_of_every_reported_number(wb):
     assert all(r["seeds"] == 2 for r in rows) and {r["method"] for r in rows} >= {"Non-linear FT"}
 
 
-def test_adamerging_correct_reproduces_the_table5_merge(wb):
-    """The re-learned AdaMerging model scores exactly the accuracies merging_scheme reported (same seed and
-    settings), and table5_adamerging_correctness puts it beside the source's first-seed vectors."""
+def test_declared_table5_merges_and_adamerging_correctness(wb):
+    """The notebook's path: a seed's evaluation sets come from its declared Table 1-2 job, the Table 5 merges are
+    the declared merge jobs (the same cached results merging_scheme returns), and table5_adamerging_correctness
+    puts their per-example correctness beside the source's first-seed vectors."""
+    from repro.jobrun import ChapterJobs
+    from repro.jobs import make_job
+    from repro.p2.task_arithmetic.jobs import TABLE5_ROLE, TABLE12_ROLE
+    from repro.p2.zoo import method_jobs
+    from repro.workbench import Workbench
+
     ev = ar.Evaluator(wb, TASKS, "RTE", n_val=8, n_test=16)
     grid = [0.0, 0.5, 1.0]
-    for scheme in sr.ADA_SCHEMES:
-        table = ar.merging_scheme(wb, ev, "ft", scheme, grid, adamerging_steps=2)
-        c = sr.adamerging_correct(wb, ev, "ft", scheme, grid, adamerging_steps=2)
-        for t in TASKS:
-            assert c["test"][t] == pytest.approx(table["test"][t])
-            assert np.mean(c["test_correct"][t]) == pytest.approx(table["test"][t])
-    with pytest.raises(ValueError, match="adamerging_correct needs"):
-        sr.adamerging_correct(wb, ev, "ft", "ties", grid)
+    table = {s: ar.merging_scheme(wb, ev, "ft", s, grid, adamerging_steps=2) for s in sr.ADA_SCHEMES}
     run = sr.SeedRun(13, wb, ev, {"ft": ar.run_method(wb, ev, "ft", grid)}, ar.zero_shot_summary(ev))
-    ex5 = sr.table5_adamerging_correctness(wb, ev, sr.Correctness.from_runs([run]), grid, 2, source="ft")
+    # the same artifacts through declared jobs, on a second (guarded) Workbench of the same store
+    prof, nb = wb.profile, "p2_test"
+    zoo = [method_jobs(prof, nb, t, "ft", 13)[-1] for t in TASKS]
+    common = dict(seed=13, tasks=list(TASKS), control="RTE", n_val=8, n_test=16, alphas=grid, model=prof.model)
+    arith = make_job("arithmetic", "repro.p2.arithmetic.run_method", prof, nb, deps=zoo, role=TABLE12_ROLE,
+                     key="ft", negation=True, **common)
+    merges = [make_job("merge", "repro.p2.arithmetic.merging_scheme", prof, nb, deps=[*zoo, arith], role=TABLE5_ROLE,
+                       source="ft", scheme=s, adamerging_steps=2, **common) for s in sr.ADA_SCHEMES]
+    jobs = ChapterJobs(Workbench(prof, artifacts_dir=wb.store.root.parent), nb, None, specs=[*zoo, arith, *merges])
+    ev2 = sr.seed_evaluator(jobs, 13)
+    assert ev2.config() == ev.config()
+    got = sr.table5_merges(jobs, 13)
+    assert set(got) == {("ft", s) for s in sr.ADA_SCHEMES}
+    for s in sr.ADA_SCHEMES:
+        assert got[("ft", s)]["test"] == pytest.approx(table[s]["test"])
+        for t in TASKS:
+            assert np.mean(got[("ft", s)]["test_correct"][t]) == pytest.approx(table[s]["test"][t])
+    assert jobs.record()["unused"] == []  # the merges obtain their upstream jobs first
+    ex5 = sr.table5_adamerging_correctness(got, sr.Correctness.from_runs([run]), source="ft")
     assert ex5.has("Layer-wise AdaMerging", "addition") and ex5.n_seeds == 1
     np.testing.assert_array_equal(ex5.stacked("Task-wise AdaMerging", "single")[0],
                                   ex5.stacked("Non-linear FT", "single")[0])

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from repro.p2.task_arithmetic.plan import arithmetic_plan
-from repro.p2.zoo import CPU_TASKS, data_how, zoo_jobs, zoo_tasks
+from repro.p2.zoo import CPU_TASKS, TALOS_MASK_ROLE, data_how, vector_spec, zoo_jobs, zoo_role, zoo_tasks
 from repro.profiles import PROFILES
 
 
@@ -22,3 +22,26 @@ def test_cpu_zoo_is_the_breadth_cut_and_jobs_end_with_the_vector():
     jobs = zoo_jobs(cpu, "p2_task_arithmetic", CPU_TASKS[:1], seed=13, methods=("ft", "talos"))
     assert set(jobs) == {("ft", "SST-2"), ("talos", "SST-2")}
     assert [j.kind for j in jobs[("talos", "SST-2")]] == ["mask", "finetune"]
+
+
+def test_zoo_specs_carry_their_roles_and_are_found_by_them():
+    """The zoo's vector jobs carry role zoo-<method> (the TaLoS mask TALOS_MASK_ROLE), outside the ids;
+    vector_spec finds each (method, task, seed) among a chapter's declared jobs."""
+    from repro.jobrun import ChapterJobs, UndeclaredJob
+    from repro.jobs import job_id
+
+    cpu = PROFILES["cpu"]
+    zoo = zoo_jobs(cpu, "p2_test", CPU_TASKS[:2], seed=13)
+    for (m, t), js in zoo.items():
+        assert js[-1].role == zoo_role(m) and js[-1].id == job_id(js[-1].kind, cpu.name, js[-1].driver, js[-1].kwargs)
+    assert zoo[("talos", "SST-2")][0].role == TALOS_MASK_ROLE
+
+    class Unguarded:  # ChapterJobs only sets a flag on its Workbench
+        declared = None
+
+    jobs = ChapterJobs(Unguarded(), "p2_test", None, specs=[j for js in zoo.values() for j in js])
+    for (m, t), js in zoo.items():
+        assert vector_spec(jobs, t, m, 13) == js[-1]
+    assert jobs.one(kind="mask", role=TALOS_MASK_ROLE, task="TREC", seed=13) == zoo[("talos", "TREC")][0]
+    with pytest.raises(UndeclaredJob, match="0 declared jobs"):
+        vector_spec(jobs, "SST-2", "ft", 21)

@@ -27,13 +27,15 @@ from repro.p2.cost import IterationCost, PeakMemory, measure_iteration, ratios
 from repro.core.masks import Mask
 from repro.core.adapters import inject_lora as _inject, lora_b_names
 from repro.core.fisher import talos_calibrate
-from repro.p2.methods import (LORA_ALPHA, LORA_RANK, METHODS, calibration_examples, family_setting, lota_mask_for,
-                              method_spec, p2_recipe, talos_mask)
+from repro.p2.methods import (LORA_ALPHA, LORA_RANK, METHODS, calibration_examples, family_setting, method_spec,
+                              p2_recipe, talos_mask)
+from repro.p2.zoo import lota_mask_of, talos_mask_of
 from repro.profiles import get_profile
 from repro.report.reference import load_reference
 from repro.workbench import Workbench
 
 if TYPE_CHECKING:  # pragma: no cover
+    from repro.jobs import Artifacts
     from repro.profiles import Profile
 
 #: P2 Table 3 rows, in print order (keys of :data:`repro.p2.methods.METHODS`)
@@ -94,26 +96,34 @@ def _measure_method(wb: "Workbench", task: str, method: str, mask: Mask | None, 
                              linearized=linearized, iterations=iterations, warmup=warmup)
 
 
-def method_masks(wb: "Workbench", task: str, methods: Sequence[str] = TABLE3_METHODS) -> dict[str, Mask]:
-    """The cached LoTA / TaLoS trainable masks of ``task`` (trained / calibrated by :mod:`repro.p2.methods` if absent)."""
+def method_masks(jobs: "Artifacts", task: str, methods: Sequence[str] = TABLE3_METHODS,
+                 seed: int | None = None) -> dict[str, Mask]:
+    """The zoo's LoTA / TaLoS trainable masks of ``task`` at ``seed`` (None: ``jobs.wb.seed``), from the chapter's
+    declared jobs (:func:`repro.p2.zoo.lota_mask_of`, :func:`repro.p2.zoo.talos_mask_of`; trained / calibrated
+    if absent)."""
+    seed = jobs.wb.seed if seed is None else seed
     out = {}
     if "lota" in methods:
-        out["lota"] = lota_mask_for(wb, task)
+        out["lota"] = lota_mask_of(jobs, task, seed)
     if "talos" in methods:
-        out["talos"] = talos_mask(wb, task)[0]
+        out["talos"] = talos_mask_of(jobs, task, seed)
     return out
 
 
-def iteration_costs(wb: "Workbench", task: str, methods: Sequence[str] = TABLE3_METHODS, iterations: int = 10,
-                    warmup: int = 3, device: str | None = None, subprocess: bool = True) -> list[dict]:
+def iteration_costs(wb: "Workbench", task: str, masks: Mapping[str, Mask], methods: Sequence[str] = TABLE3_METHODS,
+                    iterations: int = 10, warmup: int = 3, device: str | None = None,
+                    subprocess: bool = True) -> list[dict]:
     """P2 Table 3: one :class:`~repro.p2.cost.IterationCost` row per method (each in a fresh process by default).
 
     The batch is the profile's P2 recipe batch size (``profile.p2_finetune.batch_size``) of ``task``'s
-    training examples; ``device`` defaults to the workbench model's device.
+    training examples; ``masks``: the LoTA / TaLoS trainable masks of ``task`` (:func:`method_masks`);
+    ``device`` defaults to the workbench model's device.
     """
     for m in methods:
         method_spec(m)
-    masks = method_masks(wb, task, methods)
+    missing = [m for m in methods if m in ("lota", "talos") and m not in masks]
+    if missing:
+        raise ValueError(f"iteration_costs needs the masks of {missing} (method_masks)")
     device = device or str(wb.model.device)
     data_dir = str(wb.data_dir) if wb.data_dir else None
     rows = []

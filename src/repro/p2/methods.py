@@ -196,7 +196,11 @@ def talos_mask(wb: "Workbench", task: str, seed: int | None = None, sparsity: fl
 def lota_mask_for(wb: "Workbench", task: str, seed: int | None = None,
                   density: float = LOTA_DENSITY) -> Mask:
     """LoTA mask of ``task``: top-``density`` maskable entries by |τ_ft| of the (cached) non-linear FT run."""
-    tau = finetune_method(wb, task, "ft", seed=seed)
+    return lota_mask_from(wb, finetune_method(wb, task, "ft", seed=seed), density)
+
+
+def lota_mask_from(wb: "Workbench", tau: Mapping[str, torch.Tensor], density: float = LOTA_DENSITY) -> Mask:
+    """LoTA mask of an FT task vector ``tau``: its top-``density`` maskable entries by |τ| (absent tensors: 0)."""
     full = {n: tau.get(n, torch.zeros_like(wb.pre[n])) for n in wb.names("maskable")}
     return lota_mask(full, density)
 

@@ -4,19 +4,40 @@
   which the P2 chapters after it (Figs. 2-3, 6-9) reuse from the artifact store instead of training more tasks.
 - :func:`zoo_jobs`, :func:`method_jobs`, :func:`talos_jobs`: the jobs (:class:`repro.jobs.JobSpec`) of the zoo's
   runs, which each P2 chapter's ``jobs.py`` declares from its plan; :func:`data_how` is how they read their data.
+  The zoo's own specs carry a role (:func:`zoo_role`: ``zoo-<method>`` on each method's task-vector job,
+  :data:`TALOS_MASK_ROLE` on its TaLoS mask), outside the job ids.
+- :func:`vector_spec`, :func:`method_run`, :func:`method_vector`, :func:`zoo_vectors`, :func:`talos_mask_of`,
+  :func:`lota_mask_of`: how every P2 notebook reads the zoo from its declared jobs
+  (:class:`repro.jobrun.ChapterJobs`, typed :class:`repro.jobs.Artifacts`), so none rebuilds a zoo run's arguments.
 """
 
 from __future__ import annotations
 
-from typing import Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, Sequence
 
 from repro.data.families import FAMILY_SOURCES
 from repro.jobs import DataUse, JobSpec, finetune_job, make_job, ref
-from repro.p2.methods import LORA_ALPHA, LORA_RANK, LOTA_DENSITY, P2_METHODS, p2_recipe
+from repro.p2.methods import LORA_ALPHA, LORA_RANK, LOTA_DENSITY, P2_METHODS, lota_mask_from, p2_recipe
 from repro.profiles import Profile
+
+if TYPE_CHECKING:  # pragma: no cover
+    import torch
+
+    from repro.core.masks import Mask
+    from repro.jobs import Artifacts
 
 #: the cpu plan's text tasks (a breadth cut from the profile's six; all accuracy tasks): the zoo's on the text family
 CPU_TASKS: tuple[str, ...] = ("SST-2", "TREC", "QNLI")
+
+
+#: the role of the zoo's TaLoS mask (at ``profile.talos.sparsity``)
+TALOS_MASK_ROLE = "zoo-talos-mask"
+
+
+def zoo_role(method: str) -> str:
+    """The role of the zoo's task-vector job of ``method`` (``zoo-ft``, ``zoo-talos``, ...)."""
+    return f"zoo-{method}"
 
 
 def zoo_tasks(profile: Profile) -> list[str]:
@@ -53,22 +74,24 @@ def method_jobs(profile: Profile, notebook: str, task: str, method: str, seed: i
     how = data_how(profile)
     recipe = p2_recipe(profile, method)
     if method in ("ft", "linearized"):
-        return [finetune_job(profile, notebook, task, recipe, seed=seed, trainable="maskable", tag="p2",
-                             linearized=method == "linearized", how=how)]
+        return [replace(finetune_job(profile, notebook, task, recipe, seed=seed, trainable="maskable", tag="p2",
+                                     linearized=method == "linearized", how=how), role=zoo_role(method))]
     if method == "l-lora":
         return [make_job("finetune", "repro.p2.methods.finetune_method_run", profile, notebook,
                          cost=2 * recipe.steps * recipe.batch_size, uses=[DataUse(task, how, profile.k_shot, seed)],
                          task=task, method=method, seed=seed, recipe=recipe, rank=LORA_RANK, alpha=LORA_ALPHA,
-                         k=profile.k_shot, model=profile.model, max_length=profile.max_length)]
+                         k=profile.k_shot, model=profile.model, max_length=profile.max_length,
+                         role=zoo_role(method))]
     if method == "lota":  # the mask is the top |τ_ft| entries of the FT run: no artifact of its own
         ft = method_jobs(profile, notebook, task, "ft", seed)[-1]
         return [make_job("finetune", "repro.workbench.Workbench.finetune_run", profile, notebook, deps=[ft],
                          cost=recipe.steps * recipe.batch_size, uses=[DataUse(task, how, profile.k_shot, seed)],
                          tasks=[task], k=profile.k_shot, seed=seed, recipe=recipe,
                          trainable={"lota_of": ref(ft), "density": LOTA_DENSITY}, tag="p2-lota",
-                         model=profile.model, max_length=profile.max_length)]
+                         model=profile.model, max_length=profile.max_length, role=zoo_role(method))]
     if method == "talos":
-        return list(talos_jobs(profile, notebook, task, seed))
+        mask, ft = talos_jobs(profile, notebook, task, seed)
+        return [replace(mask, role=TALOS_MASK_ROLE), replace(ft, role=zoo_role(method))]
     raise ValueError(f"unknown P2 method {method!r}; choose one of {list(P2_METHODS)}")
 
 
@@ -78,4 +101,49 @@ def zoo_jobs(profile: Profile, notebook: str, tasks: Sequence[str], seed: int,
     return {(m, t): method_jobs(profile, notebook, t, m, seed) for m in methods for t in tasks}
 
 
-__all__ = ["CPU_TASKS", "data_how", "method_jobs", "talos_jobs", "zoo_jobs", "zoo_tasks"]
+# ==============================================================================================================
+# reading the zoo from a chapter's declared jobs
+# ==============================================================================================================
+def _of_task(spec: JobSpec, task: str) -> bool:
+    return spec.kwargs.get("tasks") == [task] or spec.kwargs.get("task") == task
+
+
+def vector_spec(jobs: "Artifacts", task: str, method: str, seed: int, **fields: Any) -> JobSpec:
+    """The declared job of the zoo's ``method`` task vector on ``task`` at ``seed`` (role :func:`zoo_role`;
+    ``fields``: further kwargs to match)."""
+    found = [s for s in jobs.select(kind="finetune", role=zoo_role(method), seed=seed, **fields) if _of_task(s, task)]
+    if len(found) != 1:  # jobs.one's message names the query
+        return jobs.one(kind="finetune", role=zoo_role(method), seed=seed, task=task, **fields)
+    return found[0]
+
+
+def method_run(jobs: "Artifacts", task: str, method: str, seed: int) -> tuple[dict[str, "torch.Tensor"], dict]:
+    """``(τ, metadata)`` of the zoo's ``method`` on ``task`` (:func:`repro.p2.methods.finetune_method_run`), loaded
+    or trained through its declared job."""
+    return jobs.artifact(vector_spec(jobs, task, method, seed))
+
+
+def method_vector(jobs: "Artifacts", task: str, method: str, seed: int) -> dict[str, "torch.Tensor"]:
+    """τ of the zoo's ``method`` on ``task`` at ``seed`` (:func:`method_run` without its metadata)."""
+    return jobs.value(vector_spec(jobs, task, method, seed))
+
+
+def zoo_vectors(jobs: "Artifacts", tasks: Sequence[str], seed: int, methods: Sequence[str] = P2_METHODS
+                ) -> dict[str, dict[str, dict[str, "torch.Tensor"]]]:
+    """``{method: {task: τ}}`` of the zoo's declared runs (:func:`method_vector`)."""
+    return {m: {t: method_vector(jobs, t, m, seed) for t in tasks} for m in methods}
+
+
+def talos_mask_of(jobs: "Artifacts", task: str, seed: int) -> "Mask":
+    """The zoo's TaLoS mask of ``task`` (:func:`repro.p2.methods.talos_mask` at ``profile.talos.sparsity``)."""
+    return jobs.value(jobs.one(kind="mask", role=TALOS_MASK_ROLE, task=task, seed=seed))
+
+
+def lota_mask_of(jobs: "Artifacts", task: str, seed: int, density: float = LOTA_DENSITY) -> "Mask":
+    """The zoo's LoTA mask of ``task``: the top-``density`` maskable entries by |τ_ft| of its declared FT run
+    (:func:`repro.p2.methods.lota_mask_from`, as the LoTA job computes it)."""
+    return lota_mask_from(jobs.wb, method_vector(jobs, task, "ft", seed), density)
+
+
+__all__ = ["CPU_TASKS", "TALOS_MASK_ROLE", "data_how", "lota_mask_of", "method_jobs", "method_run", "method_vector",
+           "talos_jobs", "talos_mask_of", "vector_spec", "zoo_jobs", "zoo_role", "zoo_tasks", "zoo_vectors"]

@@ -19,6 +19,8 @@ from repro.p2.zoo import data_how, zoo_jobs
 from repro.profiles import Profile
 
 NOTEBOOK = "p2_task_arithmetic"
+#: the roles of the Table 1-2 protocol results and of the Table 5 merges (how runs.py finds them)
+TABLE12_ROLE, TABLE5_ROLE = "table1-2", "table5"
 
 
 def _eval_cost(n_tasks: int, n_alphas: int, n_val: int, n_test: int) -> float:
@@ -26,12 +28,17 @@ def _eval_cost(n_tasks: int, n_alphas: int, n_val: int, n_test: int) -> float:
     return EVAL_PASS * n_tasks * (2 * n_alphas * n_val + 3 * (n_test or 1000))
 
 
-def jobs(profile: Profile, seed: int = 13, model_family: str = "", **overrides: Any) -> list[JobSpec]:
-    """Every cached artifact of ``p2_task_arithmetic`` on ``profile`` for ``model_family`` ("" = the profile's)."""
+def jobs(profile: Profile, seed: int = 13, model_family: str = "", *, n_val: int | None = None,
+         n_test: int | None = None, alpha_stride: int | None = None, adamerging_steps: int | None = None,
+         **overrides: Any) -> list[JobSpec]:
+    """Every cached artifact of ``p2_task_arithmetic`` on ``profile`` for ``model_family`` ("" = the profile's);
+    ``n_val`` ... ``adamerging_steps``: the notebook's protocol parameters (:func:`protocol_settings`), ``overrides``
+    its plan's (tasks, n_seeds)."""
     prof = profile.for_p2(model_family, NOTEBOOK)
     plan = arithmetic_plan(prof, **overrides)
     tasks, control = plan.task_list(prof), prof.p2_control
-    settings = protocol_settings(prof)
+    settings = protocol_settings(prof, n_val=n_val, n_test=n_test, alpha_stride=alpha_stride,
+                                 adamerging_steps=adamerging_steps)
     how = data_how(prof)
     out: list[JobSpec] = []
     for i, s in enumerate(plan.seeds(prof, seed)):
@@ -50,7 +57,7 @@ def jobs(profile: Profile, seed: int = 13, model_family: str = "", **overrides: 
             out.append(arith.setdefault(key, make_job(
                 "arithmetic", "repro.p2.arithmetic.run_method", prof, NOTEBOOK, deps=vectors[src],
                 cost=_eval_cost(len(tasks), len(settings["alphas"]), settings["n_val"], settings["n_test"]),
-                uses=uses, key=key, negation=bool(control), **common)))
+                uses=uses, role=TABLE12_ROLE, key=key, negation=bool(control), **common)))
         if i == 0:  # Table 5 on the first seed
             for src in ("ft", "talos"):
                 for scheme in MERGE_SCHEMES:
@@ -59,6 +66,7 @@ def jobs(profile: Profile, seed: int = 13, model_family: str = "", **overrides: 
                     reads = [arith[m] for m in (src, "ties" if src == "ft" and scheme == "ties" else "") if m in arith]
                     out.append(make_job(
                         "merge", "repro.p2.arithmetic.merging_scheme", prof, NOTEBOOK, deps=[*vectors[src], *reads],
+                        role=TABLE5_ROLE,
                         cost=_eval_cost(len(tasks), len(settings["alphas"]), settings["n_val"], settings["n_test"])
                         + steps * len(tasks) * settings["n_val"],
                         uses=uses, source=src, scheme=scheme, adamerging_steps=settings["adamerging_steps"],
@@ -66,4 +74,4 @@ def jobs(profile: Profile, seed: int = 13, model_family: str = "", **overrides: 
     return out
 
 
-__all__ = ["NOTEBOOK", "jobs"]
+__all__ = ["NOTEBOOK", "TABLE12_ROLE", "TABLE5_ROLE", "jobs"]

@@ -2,6 +2,10 @@
 reported as the mean (and sample std) over seeds, with the per-example test correctness of every reported number
 gathered as ``[seeds, examples]`` arrays for the paired bootstrap of :mod:`repro.p2.task_arithmetic.claims`.
 
+Every artifact comes from the chapter's declared jobs (``repro.p2.task_arithmetic.jobs``, obtained through a
+:class:`repro.jobs.Artifacts`: the zoo's runs by :mod:`repro.p2.zoo`, the Table 1-2 results by role
+``table1-2``, the Table 5 merges by role ``table5``); this module groups and evaluates them.
+
 A seed is the fine-tuning seed and the data seed of the k-shot train / dev split (``Workbench(seed=…)``,
 ``Evaluator(seed=…)``); the test subsets are drawn with seed 0, so every method and every seed is scored on the
 same test examples (what makes the bootstrap *paired*).
@@ -16,14 +20,16 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from repro.p2.arithmetic import (ARITHMETIC_METHODS, TABLE1_METHODS, TABLE5_LABELS, ZERO_SHOT_LABEL, merging_scheme,
-                                 run_method, table1_rows, table2_rows, zero_shot_summary)
+from repro.p2.arithmetic import (ARITHMETIC_METHODS, TABLE5_LABELS, ZERO_SHOT_LABEL, table1_rows, table2_rows,
+                                 zero_shot_summary)
 from repro.p2.evaluator import Evaluator
-from repro.p2.methods import METHODS, P2_METHODS, finetune_all
-from repro.workbench import Workbench
+from repro.p2.methods import METHODS, P2_METHODS
+from repro.p2.task_arithmetic.jobs import TABLE5_ROLE, TABLE12_ROLE
+from repro.p2.zoo import method_run
 
 if TYPE_CHECKING:  # pragma: no cover
-    from repro.profiles import Profile
+    from repro.jobs import Artifacts
+    from repro.workbench import Workbench
 
 #: which reported test number a correctness vector belongs to
 KINDS: tuple[str, ...] = ("single", "addition", "target", "control")
@@ -44,31 +50,41 @@ class SeedRun:
     train_seconds: float = 0.0
 
 
-def seed_protocol(profile: "Profile", tasks: Sequence[str], control: str | None, settings: Mapping[str, Any],
-                  seed: int, data_dir: str | None = None) -> tuple["Workbench", Evaluator]:
-    """The workbench (model, data, artifact store) and the evaluation sets of one seed; nothing is trained."""
-    wb = Workbench(profile, data_dir=data_dir, seed=seed)
-    return wb, Evaluator(wb, tasks, control, settings["n_val"], settings["n_test"], seed=seed)
+def seed_evaluator(jobs: "Artifacts", seed: int) -> Evaluator:
+    """The evaluation sets of ``seed``'s declared Table 1-2 jobs on ``jobs.wb``: the sets their driver
+    (:func:`repro.p2.arithmetic.run_method`) scores, built from the same kwargs; nothing is trained."""
+    specs = jobs.select(kind="arithmetic", role=TABLE12_ROLE, seed=seed)
+    if not specs:
+        raise ValueError(f"no Table 1-2 job declared for seed {seed}")
+    k = specs[0].kwargs
+    return Evaluator(jobs.wb, k["tasks"], k["control"], k["n_val"], k["n_test"], seed=seed)
 
 
-def run_seed(profile: "Profile", tasks: Sequence[str], control: str | None, settings: Mapping[str, Any],
-             seed: int, data_dir: str | None = None) -> SeedRun:
-    """Fine-tune every P2 method on ``tasks`` (cached) and run the Table 1/2 protocol for one seed."""
-    wb, ev = seed_protocol(profile, tasks, control, settings, seed, data_dir)
+def run_seed(jobs: "Artifacts", seed: int) -> SeedRun:
+    """One seed of Tables 1-2 from its declared jobs (``jobs`` on that seed's Workbench): every zoo method ×
+    task (trained once, then loaded), then each Table-1 method's cached protocol result."""
+    ev = seed_evaluator(jobs, seed)
+    log: list[dict[str, Any]] = []
     start = time.perf_counter()
-    _, log = finetune_all(wb, list(tasks), P2_METHODS, seed=seed)  # the vectors themselves are reloaded per method
+    for m in P2_METHODS:
+        for t in ev.tasks:
+            t0 = time.perf_counter()
+            _, meta = method_run(jobs, t, m, seed)
+            info = meta.get("train", {})
+            log.append({"method": m, "task": t, "trainable": info.get("trainable_count"), "seed": seed,
+                        "train_seconds": info.get("seconds"), "wall": time.perf_counter() - t0})
     train = time.perf_counter() - start
-    results = {key: run_method(wb, ev, key, settings["alphas"], negation=control is not None)
-               for key in TABLE1_METHODS}
-    return SeedRun(seed, wb, ev, results, zero_shot_summary(ev), [dict(r, seed=seed) for r in log], train)
+    results = {spec.kwargs["key"]: jobs.artifact(spec)
+               for spec in jobs.select(kind="arithmetic", role=TABLE12_ROLE, seed=seed)}
+    return SeedRun(seed, jobs.wb, ev, results, zero_shot_summary(ev), log, train)
 
 
-def run_seeds(profile: "Profile", tasks: Sequence[str], control: str | None, settings: Mapping[str, Any],
-              seeds: Sequence[int], data_dir: str | None = None) -> list[SeedRun]:
-    """:func:`run_seed` for each seed, in order (the first is the one Table 5 uses)."""
-    if not seeds:
-        raise ValueError("run_seeds needs at least one seed")
-    return [run_seed(profile, tasks, control, settings, s, data_dir) for s in seeds]
+def evaluation_totals(runs: Sequence[SeedRun]) -> tuple[float, int]:
+    """(seconds, examples) evaluated over the seeds: the protocol results' own (when they were computed) and this
+    notebook's zero-shot evaluations."""
+    secs = sum(r.ev.seconds + sum(float(x.get("eval_seconds", 0.0)) for x in r.results.values()) for r in runs)
+    n = sum(r.ev.evaluated + sum(int(x.get("examples_evaluated", 0)) for x in r.results.values()) for r in runs)
+    return secs, n
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -212,21 +228,16 @@ def _vector(result: Mapping[str, Any], kind: str, task: str) -> list[int]:
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# P2 Table 5: per-example correctness of the AdaMerging models (first seed)
+# P2 Table 5: the first seed's merges and the per-example correctness of its AdaMerging models
 # ---------------------------------------------------------------------------------------------------------------
 ADA_SCHEMES: tuple[str, ...] = ("adamerging-task", "adamerging-layer")
 
 
-def adamerging_correct(wb: "Workbench", ev: Evaluator, source: str, scheme: str, alphas: Sequence[float],
-                       adamerging_steps: int = 10, adamerging_lr: float = 0.05, adamerging_batch: int = 8,
-                       ) -> dict[str, Any]:
-    """The P2 Table 5 AdaMerging model of :func:`repro.p2.arithmetic.merging_scheme` (the same cached result, not
-    re-learned): ``{"test": {t: acc}, "test_correct": {t: per-example 0/1}}``."""
-    if scheme not in ADA_SCHEMES:
-        raise ValueError(f"adamerging_correct needs one of {ADA_SCHEMES}, got {scheme!r}")
-    res = merging_scheme(wb, ev, source, scheme, alphas, adamerging_steps=adamerging_steps,
-                         adamerging_lr=adamerging_lr, adamerging_batch=adamerging_batch)
-    return {"test": res["test"], "test_correct": res["test_correct"]}
+def table5_merges(jobs: "Artifacts", seed: int) -> dict[tuple[str, str], dict[str, Any]]:
+    """``{(source, scheme): result}`` of the declared Table 5 merges of ``seed``
+    (:func:`repro.p2.arithmetic.merging_scheme`, each cached)."""
+    return {(s.kwargs["source"], s.kwargs["scheme"]): jobs.artifact(s)
+            for s in jobs.select(kind="merge", role=TABLE5_ROLE, seed=seed)}
 
 
 def table5_correctness(ex: Correctness, ada: Mapping[str, Mapping[str, Any]], source: str = "TaLoS") -> Correctness:
@@ -241,16 +252,15 @@ def table5_correctness(ex: Correctness, ada: Mapping[str, Mapping[str, Any]], so
     return Correctness(first, ex.tasks)
 
 
-def table5_adamerging_correctness(wb: "Workbench", ev: Evaluator, ex: Correctness, alphas: Sequence[float],
-                                  adamerging_steps: int, source: str = "talos") -> Correctness:
-    """:func:`table5_correctness` of ``source``'s task- and layer-wise AdaMerging models
-    (:func:`adamerging_correct`)."""
-    ada = {TABLE5_LABELS[(source, s)]: adamerging_correct(wb, ev, source, s, alphas,
-                                                          adamerging_steps=adamerging_steps)["test_correct"]
-           for s in ADA_SCHEMES}
+def table5_adamerging_correctness(merges: Mapping[tuple[str, str], Mapping[str, Any]], ex: Correctness,
+                                  source: str = "talos") -> Correctness:
+    """:func:`table5_correctness` of ``source``'s task- and layer-wise AdaMerging models, from the per-example
+    test correctness their merge results keep (:func:`table5_merges`)."""
+    ada = {TABLE5_LABELS[(source, s)]: merges[(source, s)]["test_correct"] for s in ADA_SCHEMES}
     return table5_correctness(ex, ada, ARITHMETIC_METHODS[source].label)
 
 
-__all__ = ["ADA_SCHEMES", "Correctness", "KINDS", "SeedRun", "adamerging_correct", "mean_rows", "negation_frame",
-           "run_seed", "run_seeds", "single_task_means", "single_task_table", "sweep_frame", "table1", "table2",
-           "table5_adamerging_correctness", "table5_correctness", "training_log"]
+__all__ = ["ADA_SCHEMES", "Correctness", "KINDS", "SeedRun", "TABLE12_ROLE", "TABLE5_ROLE", "evaluation_totals",
+           "mean_rows", "negation_frame", "run_seed", "seed_evaluator", "single_task_means", "single_task_table",
+           "sweep_frame", "table1", "table2", "table5_adamerging_correctness", "table5_correctness", "table5_merges",
+           "training_log"]
