@@ -210,6 +210,14 @@ def _example_key(example, index: int) -> list:
     return [ident, None, example.label]
 
 
+def constant_drift(steps: Sequence[int], n_examples: int) -> list[dict]:
+    """The Fig. 7 rows of a method linear by construction (:data:`LINEAR_BY_CONSTRUCTION`): its Jacobian is J_θ0 at
+    every step, so the drift is 0 at step 0 and at each of ``steps`` (no job: nothing to compute)."""
+    return [{"step": s, "rel_change": 0.0, "abs_change": 0.0, "n_examples": n_examples,
+             "rel_per_example": [0.0] * n_examples, "note": "0 by construction"}
+            for s in [0, *sorted({int(s) for s in steps})]]
+
+
 def drift_curve(wb: "Workbench", task: str, method: str, steps: Sequence[int], examples: Sequence[Example],
                 seed: int | None = None, chunk_size: int = 4) -> list[dict]:
     """P2 Fig. 7 for one zoo method: relative output-Jacobian change after each of ``steps`` (cached JSON).
@@ -222,8 +230,7 @@ def drift_curve(wb: "Workbench", task: str, method: str, steps: Sequence[int], e
     seed = wb.seed if seed is None else seed
     steps = sorted({int(s) for s in steps})
     if method in LINEAR_BY_CONSTRUCTION:
-        return [{"step": s, "rel_change": 0.0, "abs_change": 0.0, "n_examples": len(examples),
-                 "rel_per_example": [0.0] * len(examples), "note": "0 by construction"} for s in [0, *steps]]
+        return constant_drift(steps, len(examples))
     recipe = p2_recipe(wb.profile, method)
     trainable = zoo_trainable(wb, task, method, seed)
     mask_key = trainable.count() if isinstance(trainable, Mask) else len(trainable)

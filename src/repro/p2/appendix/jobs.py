@@ -2,18 +2,22 @@
 declared from its plan.
 
 :func:`jobs` reads :func:`repro.p2.appendix.plan.appendix_plan` as ``notebooks/p2_appendix.md`` does: the zoo of the
-first seed (Fig. 9), TaLoS calibrated and fine-tuned at every sparsity of the Fig. 8 sweep
-(:func:`repro.p2.sparse_vectors.talos_vector`: k = 0 is the zoo's FT, k = ``talos.sparsity`` the zoo's TaLoS), and
-P1 grafts of the zoo's FT vectors (:func:`repro.p2.sparse_vectors.grafted_vectors`).  The arithmetic summaries and
-the FISH overlap masks are computed in-process (not cached), so they are not jobs.
+first seed (Fig. 9), TaLoS calibrated and fine-tuned at every sparsity of the Fig. 8 sweep (the zoo's path,
+:func:`repro.p2.zoo.talos_jobs`: k = 0 is the zoo's FT, k = ``talos.sparsity`` the zoo's TaLoS), and
+P1 grafts of the zoo's FT vectors (:meth:`repro.workbench.Workbench.graft`, role ``graft``).  The arithmetic
+summaries, the LoTA and FISH overlap masks are computed in-process (not cached), so they are not jobs.  Each zoo
+vector's job carries the role ``zoo:<method>`` (:func:`repro.p2.disentanglement.jobs.with_zoo_roles`), how
+:func:`repro.p2.disentanglement.runs.zoo_vectors` finds it.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from repro.jobs import JobSpec, graft_job
 from repro.p2.appendix.plan import appendix_plan
+from repro.p2.disentanglement.jobs import with_zoo_roles
 from repro.p2.zoo import data_how, method_jobs, talos_jobs, zoo_jobs, zoo_tasks
 from repro.profiles import Profile
 
@@ -25,15 +29,15 @@ def jobs(profile: Profile, seed: int = 13, model_family: str = "", **overrides: 
     prof = profile.for_p2(model_family, NOTEBOOK)
     plan = appendix_plan(prof, **overrides)
     tasks = zoo_tasks(prof)
-    out = [j for js in zoo_jobs(prof, NOTEBOOK, tasks, seed).values() for j in js]  # Fig. 9
+    out = with_zoo_roles(zoo_jobs(prof, NOTEBOOK, tasks, seed))  # Fig. 9
     for k in plan.sparsities:  # Fig. 8
         for t in plan.ablation_tasks:
             out += (method_jobs(prof, NOTEBOOK, t, "ft", seed) if k == 0.0
                     else list(talos_jobs(prof, NOTEBOOK, t, seed, k)))
     for t in plan.ablation_tasks:  # grafted sparse task vectors (beyond the paper)
         ft = method_jobs(prof, NOTEBOOK, t, "ft", seed)[-1]
-        out += [ft, graft_job(prof, NOTEBOOK, t, ft, plan.graft_sparsity, seed=seed, recipe=plan.graft_recipe(prof),
-                              how=data_how(prof))]
+        out += [ft, replace(graft_job(prof, NOTEBOOK, t, ft, plan.graft_sparsity, seed=seed,
+                                      recipe=plan.graft_recipe(prof), how=data_how(prof)), role="graft")]
     out += [talos_jobs(prof, NOTEBOOK, t, seed)[0] for t in plan.ablation_tasks]  # the overlap's TaLoS masks
     return out
 

@@ -3,12 +3,14 @@
 :func:`jobs` reads :func:`repro.p2.disentanglement.plan.disentanglement_plan` as ``notebooks/p2_disentanglement.md``
 does: the zoo of the first seed (the task-arithmetic chapter's artifacts, the same ids) and one cached gradient-drift
 measurement (:func:`repro.p2.linear_regime.drift_curve`) per non-linearized method.  The disentanglement grids,
-the localization and linear-regime scores are evaluations, not jobs.
+the localization and linear-regime scores are evaluations, not jobs.  Each zoo vector's job carries the role
+``zoo:<method>`` (:data:`ZOO_ROLE`), how :func:`repro.p2.disentanglement.runs.zoo_vectors` finds it.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import replace
+from typing import Any, Mapping
 
 from repro.jobs import EVAL_PASS, DataUse, JobSpec, make_job
 from repro.p2.disentanglement.plan import disentanglement_plan
@@ -18,6 +20,15 @@ from repro.p2.zoo import data_how, zoo_jobs, zoo_tasks
 from repro.profiles import Profile
 
 NOTEBOOK = "p2_disentanglement"
+#: the role of the zoo's vector job of a method (``ZOO_ROLE.format(method="talos")``)
+ZOO_ROLE = "zoo:{method}"
+
+
+def with_zoo_roles(zoo: Mapping[tuple[str, str], list[JobSpec]]) -> list[JobSpec]:
+    """The jobs of ``zoo`` (:func:`repro.p2.zoo.zoo_jobs`), each (method, task)'s vector job (the last) with the role
+    ``zoo:<method>`` (the role is outside the id)."""
+    return [j if i < len(js) - 1 else replace(j, role=ZOO_ROLE.format(method=m))
+            for (m, _), js in zoo.items() for i, j in enumerate(js)]
 
 
 def jobs(profile: Profile, seed: int = 13, model_family: str = "", **overrides: Any) -> list[JobSpec]:
@@ -26,16 +37,18 @@ def jobs(profile: Profile, seed: int = 13, model_family: str = "", **overrides: 
     plan = disentanglement_plan(prof, **overrides)
     tasks = zoo_tasks(prof)
     zoo = zoo_jobs(prof, NOTEBOOK, tasks, seed)
-    out = [j for js in zoo.values() for j in js]
+    out = with_zoo_roles(zoo)
     task, steps = plan.drift_task, sorted({int(s) for s in plan.drift_steps})
-    if task not in tasks:
-        zoo.update(zoo_jobs(prof, NOTEBOOK, [task], seed))
+    if task not in tasks:  # a drift task outside the zoo: the runs its drift jobs read are declared too
+        zoo.update(zoo_jobs(prof, NOTEBOOK, [task], seed, methods=("ft", "talos")))
+        out += [zoo[("ft", task)][-1], zoo[("talos", task)][0]]
     for key in ("ft", "linearized", "lota", "talos"):
         if key in LINEAR_BY_CONSTRUCTION:
             continue
         recipe = p2_recipe(prof, key)
         trainable = {"ft": [], "lota": [zoo[("ft", task)][-1]], "talos": zoo[("talos", task)][:1]}[key]
         out.append(make_job("drift", "repro.p2.linear_regime.drift_curve", prof, NOTEBOOK, deps=trainable,
+                            role="fig7",
                             cost=max(steps) * recipe.batch_size + EVAL_PASS * 3 * len(steps) * plan.drift_examples,
                             uses=[DataUse(task, data_how(prof), prof.k_shot, seed,
                                           need=(("test", plan.drift_examples),))],
@@ -44,4 +57,4 @@ def jobs(profile: Profile, seed: int = 13, model_family: str = "", **overrides: 
     return out
 
 
-__all__ = ["NOTEBOOK", "jobs"]
+__all__ = ["NOTEBOOK", "ZOO_ROLE", "jobs", "with_zoo_roles"]
