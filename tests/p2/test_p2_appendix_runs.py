@@ -13,7 +13,7 @@ import torch
 import repro.jobrun
 from repro.core.fisher import lota_mask
 from repro.core.masks import Mask
-from repro.jobrun import ChapterJobs
+from repro.jobcall import ChapterJobs
 from repro.p2.appendix.plan import appendix_plan
 from repro.p2.appendix.runs import ft_spec, grafted_vectors, lota_mask_of, masked_vector, sweep_vectors
 from repro.p2.disentanglement.runs import zoo_vectors

@@ -10,7 +10,7 @@ import types
 import pytest
 
 import repro.jobrun
-from repro.jobrun import ChapterJobs
+from repro.jobcall import ChapterJobs
 from repro.p2.disentanglement.jobs import ZOO_ROLE
 from repro.p2.disentanglement.plan import disentanglement_plan
 from repro.p2.disentanglement.runs import DRIFT_METHODS, drift_rows, spec_task, zoo_vectors

@@ -87,7 +87,7 @@ def test_declared_table5_merges_and_adamerging_correctness(wb):
     """The notebook's path: a seed's evaluation sets come from its declared Table 1-2 job, the Table 5 merges are
     the declared merge jobs (the same cached results merging_scheme returns), and table5_adamerging_correctness
     puts their per-example correctness beside the source's first-seed vectors."""
-    from repro.jobrun import ChapterJobs
+    from repro.jobcall import ChapterJobs
     from repro.jobs import make_job
     from repro.p2.task_arithmetic.jobs import TABLE5_ROLE, TABLE12_ROLE
     from repro.p2.zoo import method_jobs

@@ -27,7 +27,7 @@ def test_cpu_zoo_is_the_breadth_cut_and_jobs_end_with_the_vector():
 def test_zoo_specs_carry_their_roles_and_are_found_by_them():
     """The zoo's vector jobs carry role zoo-<method> (the TaLoS mask TALOS_MASK_ROLE), outside the ids;
     vector_spec finds each (method, task, seed) among a chapter's declared jobs."""
-    from repro.jobrun import ChapterJobs, UndeclaredJob
+    from repro.jobcall import ChapterJobs, UndeclaredJob
     from repro.jobs import job_id
 
     cpu = PROFILES["cpu"]

@@ -8,7 +8,7 @@
   :data:`TALOS_MASK_ROLE` on its TaLoS mask), outside the job ids.
 - :func:`vector_spec`, :func:`method_run`, :func:`method_vector`, :func:`zoo_vectors`, :func:`talos_mask_of`,
   :func:`lota_mask_of`: how every P2 notebook reads the zoo from its declared jobs
-  (:class:`repro.jobrun.ChapterJobs`, typed :class:`repro.jobs.Artifacts`), so none rebuilds a zoo run's arguments.
+  (:class:`repro.jobcall.ChapterJobs`, typed :class:`repro.jobs.Artifacts`), so none rebuilds a zoo run's arguments.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@
 - :func:`overlap_masks`: the P1 graft region, the TaLoS mask (its declared job), the LoTA mask (the top |τ_ft|
   entries of the FT vector, as the zoo's LoTA run trains) and FISH masks (in-process) of one task.
 
-They take the notebook's :class:`repro.jobrun.ChapterJobs` (``jobs``) and never decide which artifacts exist.  The
+They take the notebook's :class:`repro.jobcall.ChapterJobs` (``jobs``) and never decide which artifacts exist.  The
 zoo's vectors of every method come from :func:`repro.p2.disentanglement.runs.zoo_vectors`.
 """
 

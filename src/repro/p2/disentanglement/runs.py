@@ -5,7 +5,7 @@
 - :func:`drift_rows`: the Fig. 7 rows, one cached :func:`repro.p2.linear_regime.drift_curve` per declared drift
   job, and the zero rows of the methods linear by construction (no job).
 
-They take the notebook's :class:`repro.jobrun.ChapterJobs` (``jobs``) and never decide which artifacts exist.
+They take the notebook's :class:`repro.jobcall.ChapterJobs` (``jobs``) and never decide which artifacts exist.
 """
 
 from __future__ import annotations
