@@ -116,3 +116,18 @@ def test_a_notebook_gets_what_the_cluster_computes_and_records_it(wb):
     assert [e["computed"] for e in wb.ledger] == [True, False, True] and mask.count() == meta["count"]
     again = jobs.value(graft)  # a second ask loads the stored artifact
     assert again == mask and wb.ledger[-1]["computed"] is False
+
+
+def test_a_batch_kernel_reports_its_jobs_for_the_progress_line(wb, tmp_path, monkeypatch):
+    import json
+
+    from repro.paths import JOBS_PROGRESS_ENV
+
+    monkeypatch.setenv(JOBS_PROGRESS_ENV, str(tmp_path / "jobs.json"))
+    ft = finetune_job(wb.profile, "p1_test", "SST-2", wb.profile.p1_finetune)
+    graft = graft_job(wb.profile, "p1_test", "SST-2", ft, 1e-2)
+    jobs = ChapterJobs(wb, "p1_test", None, specs=[ft, graft])
+    jobs.artifact(ft)
+    record = json.loads((tmp_path / "jobs.json").read_text())
+    assert (record["declared"], record["obtained"]) == (2, 1)
+    assert record["cost_done"] == ft.cost and record["cost_total"] == ft.cost + graft.cost

@@ -18,12 +18,17 @@ declare, by construction: a guarded Workbench refuses any cached artifact outsid
 from __future__ import annotations
 
 import importlib
+import os
+import time
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
+from repro.artifacts import write_json
 from repro.chapters import get_chapter
 from repro.core.masks import Mask
 from repro.jobs import SKIPPED, JobSpec
+from repro.paths import JOBS_PROGRESS_ENV
 from repro.profiles import FinetuneRecipe, get_profile
 from repro.workbench import Workbench, scope_fraction
 
@@ -187,6 +192,7 @@ class ChapterJobs:
             self.specs.setdefault(spec.id, spec)
         #: the ids obtained (by this object and those :meth:`on` made), each once, in order
         self.obtained: dict[str, None] = {}
+        self._start = time.monotonic()
         wb.declared = chapter
         self._record()
 
@@ -208,6 +214,13 @@ class ChapterJobs:
     def _record(self) -> None:
         if self.results is not None:
             self.results.meta["jobs"] = self.record()
+        progress = os.environ.get(JOBS_PROGRESS_ENV)
+        if progress:  # a batch run: the runner's progress line reads it (repro.runner.watch)
+            done = [self.specs[i] for i in self.obtained]
+            write_json(Path(progress), {"declared": len(self.specs), "obtained": len(done),
+                                        "cost_done": sum(s.cost for s in done),
+                                        "cost_total": sum(s.cost for s in self.specs.values()),
+                                        "seconds": time.monotonic() - self._start})
 
     # --- finding specs -----------------------------------------------------------------------------------------
     def select(self, kind: str | None = None, role: str | None = None, **fields: Any) -> list[JobSpec]:

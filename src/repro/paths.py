@@ -68,6 +68,11 @@ def reference_dir() -> Path:
     return path
 
 
+#: where a batch kernel's :class:`repro.jobcall.ChapterJobs` writes how many of its declared jobs it has obtained
+#: (and their share of the plan's cost), for the runner's progress lines (:mod:`repro.runner.watch`)
+JOBS_PROGRESS_ENV = "REPRO_JOBS_PROGRESS"
+
+
 def artifacts_dir(override: str | Path | None = None) -> Path:
     """The artifact store's root (``override``, else ``$REPRO_ARTIFACTS``, else ``artifacts/``)."""
     return resolve_path(override or os.environ.get("REPRO_ARTIFACTS", "artifacts"))

@@ -100,3 +100,21 @@ def test_parallel_build_starts_the_two_longest_notebooks_first():
     names = book_notebooks()
     order = schedule_order(names)
     assert order[:2] == ["p1_localization", "p2_task_arithmetic"] and sorted(order) == sorted(names)
+
+
+def test_a_long_cell_says_how_many_declared_jobs_are_done_and_the_time_left(tmp_path):
+    """Issue 34: the progress line reads the kernel's ChapterJobs record (jobs done / declared, cost share, time
+    left at the same cost rate)."""
+    import json
+
+    from repro.runner.watch import CellProgress
+
+    jobs = tmp_path / "jobs.json"
+    lines: list[str] = []
+    clock = iter([0.0, 0.0, 600.0, 600.0])
+    p = CellProgress("p1_localization", lines.append, jobs_file=jobs, heartbeat=0, clock=lambda: next(clock))
+    assert p.jobs_line() == ""  # no record yet
+    jobs.write_text(json.dumps({"declared": 35, "obtained": 9, "cost_done": 25.0, "cost_total": 100.0,
+                                "seconds": 600.0}))
+    p.cell_started(6, 23, "runs2, outs2 = table2_runs(jobs)")
+    assert lines[-1].endswith("jobs 9/35 (25% of their cost; ~30 min 0 s left)")

@@ -29,6 +29,7 @@ from repro.paths import (OFFLINE_ENV, STORE_READ_ONLY_ENV, artifacts_dir, data_r
                          project_root, repo_root, resolve_path, results_path, unwritable_reason)
 from repro.profiles import PROFILES
 from repro.chapters import package_of
+from repro.paths import JOBS_PROGRESS_ENV
 from repro.report.results import ResultsError, load_results
 from repro.runner.notebooks import (KERNEL, ParameterError, input_files, notebook_parameters, notebook_path,
                                     read_notebook, validate_params)
@@ -484,12 +485,13 @@ def run_notebook(name: str, profile: str = "cpu", params: Mapping[str, Any] | No
     last = _read_sidecar(sidecar)  # the previous run's cell durations give the estimate of this one
     sidecar.unlink(missing_ok=True)
     executed.parent.mkdir(parents=True, exist_ok=True)
-    progress = CellProgress(name, log, last.get("cell_seconds"))
     nb = read_notebook(path)
     rel_source = os.path.relpath(path, repo_root()) if project_root() else str(path)
     start = time.time()
     with tempfile.TemporaryDirectory(prefix=f"{TEMP_PREFIX}{os.getpid()}-") as tmp, _batch_environment(threads), \
-            progress, _env(STORE_READ_ONLY_ENV, "1" if read_only_store else None):
+            _env(STORE_READ_ONLY_ENV, "1" if read_only_store else None), \
+            _env(JOBS_PROGRESS_ENV, str(Path(tmp) / "jobs.json")), \
+            CellProgress(name, log, last.get("cell_seconds"), jobs_file=Path(tmp) / "jobs.json") as progress:
         tmp_in = Path(tmp) / f"{name}.ipynb"
         nbformat.write(nb, tmp_in)
         try:

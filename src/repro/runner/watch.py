@@ -4,16 +4,21 @@
 that into lines such as::
 
     p1_appendix: cell 7/21 `tab5 = table5(wb, plan)` · 35 s elapsed · ~1 min 20 s left (last run 2 min 5 s)
+    p1_localization: cell 6/23 `runs2, outs2 = table2_runs(jobs)` · 12 min elapsed · jobs 9/35 (31% of their cost; ~26 min left)
 
-The estimate comes from the per-cell durations of the notebook's previous run, kept in its sidecar
+The jobs part comes from the kernel's :class:`repro.jobcall.ChapterJobs` (the declared jobs obtained so far and their
+share of the plan's estimated cost, in the file ``$REPRO_JOBS_PROGRESS``); its time left extrapolates the time spent
+since the first job at the same cost rate.  The cell estimate comes from the per-cell durations of the notebook's previous run, kept in its sidecar
 (``cell_seconds``; :mod:`repro.runner.execute`).  A line is printed when a cell starts (at most one every
 ``every`` seconds) and, during a long cell, every ``heartbeat`` seconds.
 """
 
 from __future__ import annotations
 
+import json
 import threading
 import time
+from pathlib import Path
 from typing import Any, Callable, Sequence
 
 
@@ -31,8 +36,10 @@ class CellProgress:
     """Reports one notebook's progress through ``log``; ``last_cells`` are the previous run's code-cell durations."""
 
     def __init__(self, notebook: str, log: Callable[[str], None], last_cells: Sequence[float] | None = None,
-                 every: float = 10.0, heartbeat: float = 60.0, clock: Callable[[], float] = time.monotonic) -> None:
+                 every: float = 10.0, heartbeat: float = 60.0, clock: Callable[[], float] = time.monotonic,
+                 jobs_file: Path | None = None) -> None:
         self.notebook, self.log, self.last = notebook, log, list(last_cells or [])
+        self.jobs_file = jobs_file
         self.every, self.heartbeat, self.clock = every, heartbeat, clock
         self.start = clock()
         self.cell_start = self.start
@@ -55,7 +62,26 @@ class CellProgress:
         left = self.estimate_left(index, total, now - self.cell_start)
         if left is not None:
             parts.append(f"~{fmt_seconds(left)} left (last run {fmt_seconds(sum(self.last))})")
+        jobs = self.jobs_line()
+        if jobs:
+            parts.append(jobs)
         return " · ".join(parts)
+
+    def jobs_line(self) -> str:
+        """``jobs 9/35 (31% of their cost; ~26 min left)`` from the kernel's jobs file ("" when there is none)."""
+        try:
+            j = json.loads(self.jobs_file.read_text()) if self.jobs_file else None
+        except (OSError, ValueError):
+            return ""
+        if not j or not j.get("declared"):
+            return ""
+        done, total = float(j.get("cost_done", 0.0)), float(j.get("cost_total", 0.0))
+        share = done / total if total > 0 else j["obtained"] / j["declared"]
+        text = f"jobs {j['obtained']}/{j['declared']} ({share:.0%} of their cost"
+        spent = float(j.get("seconds", 0.0))
+        if 0 < share < 1 and spent > 0:
+            text += f"; ~{fmt_seconds(spent * (1 - share) / share)} left"
+        return text + ")"
 
     def cell_started(self, index: int, total: int, source: str) -> None:
         """Code cell ``index`` (1-based) of ``total`` starts."""
