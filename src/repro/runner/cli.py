@@ -213,12 +213,15 @@ def _plan(args: argparse.Namespace) -> int:
          arg("--dir", default=None, metavar="DIR", help="working folder (default: a new temporary one; an existing "
                                                        "one resumes from its done-markers)"),
          arg("--cores", type=int, default=2, help="jobs side by side (default 2)"),
-         arg("--target", choices=("book", "notebooks"), default="book", help="book (default) or the renders only"))
+         arg("--target", choices=("book", "notebooks"), default="book", help="book (default) or the renders only"),
+         arg("--in-process", action="store_true", help="run the jobs in one process first (the same job runner, "
+                                                        "without a process per job); Snakemake then renders"))
 def _rehearse(args: argparse.Namespace) -> int:
     cmd = [sys.executable, "-m", "repro.rehearsal", "--family", args.family, "--cores", str(args.cores),
            "--target", args.target]  # a kernel of its own: the runner imports no p1/p2
     cmd += ["--only", *args.only] if args.only else []
     cmd += ["--dir", _abs(args.dir)] if args.dir else []
+    cmd += ["--in-process"] if args.in_process else []
     return subprocess.run(cmd).returncode
 
 
