@@ -29,6 +29,7 @@ from repro.core.masks import Mask
 from repro.models.base import Classifier
 from repro.profiles import FinetuneRecipe
 from repro.core.fisher import logit_target, per_example_grads, per_example_grads_loop
+from repro.p2.function_localization import eval_subset
 from repro.p2.methods import finetune_method, lota_mask_from, p2_recipe, talos_mask
 from repro.workbench import JSON
 from repro.jobcall import register_driver
