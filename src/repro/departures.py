@@ -325,7 +325,7 @@ DEPARTURES: tuple[Departure, ...] = (
              "TaLoS reads its 5,000 Val examples in each of 4 rounds",
         paper_value="about 40 calibration iterations of batch 128 (10 per round, 4 rounds) for TaLoS, as many for "
                     "LoTA (Table 4 caption, App. A.1-A.2)",
-        ours="LoTA: the mask of the 2,000-step FT run (repro.p2.methods.lota_mask_for); TaLoS: 4 rounds over the "
+        ours="LoTA: the mask of the 2,000-step FT run (repro.p2.methods.lota_mask_from); TaLoS: 4 rounds over the "
              "same <= 5,000 Val examples (20,000 example gradients)",
         why="the official calibration loops read the whole Val loader per round; LoTA's own recipe takes the mask "
             "from a fine-tuning run",

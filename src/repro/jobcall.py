@@ -70,8 +70,8 @@ def register_driver(name: str, call: Callable[[Workbench, dict, Value], Any], *,
 
 
 def register_trainable(name: str, make: Callable[[Workbench, dict, Any], Mask]) -> None:
-    """Register a special ``trainable`` of fine-tune jobs: ``{name: value}`` in the kwargs becomes
-    ``make(wb, kwargs, value)``."""
+    """Register a special ``trainable`` of fine-tune jobs: a dict holding the key ``name`` in the kwargs (its upstream
+    references resolved) becomes ``make(wb, kwargs, that dict)``."""
     TRAINABLES[name] = make
 
 
@@ -82,9 +82,9 @@ def recipe_of(d: Mapping[str, Any] | None) -> FinetuneRecipe | None:
 
 def _finetune_run(wb: Workbench, k: dict, value: Value) -> Any:
     trainable = k["trainable"]
-    if isinstance(trainable, dict) and len(trainable) == 1 and next(iter(trainable)) in TRAINABLES:
-        name, given = next(iter(trainable.items()))  # e.g. P2 LoTA's {"lota_of": ...}: the mask the FT run gives
-        trainable = TRAINABLES[name](wb, k, given)
+    special = [n for n in trainable if n in TRAINABLES] if isinstance(trainable, dict) else []
+    if special:  # e.g. P2 LoTA's {"lota_of": τ_ft (its upstream, resolved), "density": d}: the mask it gives
+        trainable = TRAINABLES[special[0]](wb, k, trainable)
     if isinstance(trainable, Mask) and trainable.count() == 0:
         return SKIPPED  # an empty learned region: nothing to re-train (repro.p1.regions.retrained_region)
     return wb.finetune_run(k["tasks"], recipe_of(k["recipe"]), k=k["k"], trainable=trainable,

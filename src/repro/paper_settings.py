@@ -133,7 +133,7 @@ def _placement_k(p: Profile) -> int:
 
 
 def _lota_iterations(p: Profile) -> int:
-    """LoTA's mask-calibration iterations: its mask comes from the full FT run (repro.p2.methods.lota_mask_for)."""
+    """LoTA's mask-calibration iterations: its mask comes from the full FT run (repro.p2.methods.lota_mask_from)."""
     return p.family("vision").finetune.steps
 
 

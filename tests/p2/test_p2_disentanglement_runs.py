@@ -9,14 +9,13 @@ import types
 
 import pytest
 
-import repro.jobrun
+import repro.jobcall
 from repro.jobcall import ChapterJobs
-from repro.p2.disentanglement.jobs import ZOO_ROLE
 from repro.p2.disentanglement.plan import disentanglement_plan
-from repro.p2.disentanglement.runs import DRIFT_METHODS, drift_rows, spec_task, zoo_vectors
+from repro.p2.disentanglement.runs import DRIFT_METHODS, drift_rows
 from repro.p2.linear_regime import constant_drift
 from repro.p2.methods import METHODS, P2_METHODS
-from repro.p2.zoo import zoo_tasks
+from repro.p2.zoo import TALOS_MASK_ROLE, vector_spec, zoo_role, zoo_tasks, zoo_vectors
 from repro.profiles import get_profile
 
 
@@ -28,10 +27,10 @@ def _stub(wb, spec, upstream):
 
 @pytest.fixture
 def chapter(monkeypatch):
-    monkeypatch.setattr(repro.jobrun, "call_job", _stub)
+    monkeypatch.setattr(repro.jobcall, "call_job", _stub)
 
     def make(profile, **overrides):
-        wb = types.SimpleNamespace(linear_heads=False, declared=None)
+        wb = types.SimpleNamespace(linear_heads=False, declared=None, seed=13)
         return ChapterJobs(wb, "p2_disentanglement", profile, **overrides)
     return make
 
@@ -41,11 +40,11 @@ def test_zoo_vectors_and_drift_obtain_every_declared_job(chapter, profile):
     jobs = chapter(profile)
     prof = get_profile(profile).for_p2("", "p2_disentanglement")
     plan = disentanglement_plan(prof)
-    vectors = zoo_vectors(jobs, P2_METHODS)
+    vectors = zoo_vectors(jobs, zoo_tasks(prof), 13, P2_METHODS)
     assert list(vectors) == list(P2_METHODS)
     for m in P2_METHODS:
         assert list(vectors[m]) == zoo_tasks(prof)
-        assert all(vectors[m][t] in {s.id for s in jobs.select(role=ZOO_ROLE.format(method=m))} for t in vectors[m])
+        assert all(vectors[m][t] in {s.id for s in jobs.select(role=zoo_role(m))} for t in vectors[m])
     rows = drift_rows(jobs, plan.drift_task, plan.drift_steps, 3, DRIFT_METHODS)
     assert [r["method"] for r in rows if r["step"] == 0] == [METHODS[k].label for k in DRIFT_METHODS]
     lin = [r for r in rows if r["method"] == METHODS["linearized"].label]
@@ -57,11 +56,11 @@ def test_zoo_roles_mark_one_vector_per_method_and_task(chapter):
     jobs = chapter("smoke")
     tasks = zoo_tasks(get_profile("smoke").for_p2("", "p2_disentanglement"))
     for m in P2_METHODS:
-        specs = jobs.select(role=ZOO_ROLE.format(method=m))
-        assert [spec_task(s) for s in specs] == tasks
+        specs = jobs.select(role=zoo_role(m))
+        assert specs == [vector_spec(jobs, t, m) for t in tasks]  # the seed: the Workbench's
         assert all(s.kind == "finetune" for s in specs)
-    talos = jobs.select(role="zoo:talos")[0]
-    assert [d.kind for d in jobs.deps(talos)] == ["mask"]
+    talos = jobs.select(role=zoo_role("talos"))[0]
+    assert jobs.deps(talos) == jobs.select(role=TALOS_MASK_ROLE)[:1]
 
 
 def test_drift_task_outside_the_zoo_declares_what_its_drift_reads(chapter):

@@ -45,3 +45,32 @@ def test_zoo_specs_carry_their_roles_and_are_found_by_them():
     assert jobs.one(kind="mask", role=TALOS_MASK_ROLE, task="TREC", seed=13) == zoo[("talos", "TREC")][0]
     with pytest.raises(UndeclaredJob, match="0 declared jobs"):
         vector_spec(jobs, "SST-2", "ft", 21)
+
+
+def test_the_lota_job_trains_the_top_movement_mask_of_its_upstream_ft_vector():
+    """The LoTA job's trainable ``{"lota_of": ref(ft), "density": d}`` becomes, once its upstream τ_ft is resolved,
+    the mask repro.p2.methods.lota_mask_from builds (the one LoTA mask from τ) before the masked fine-tune."""
+    import types
+
+    import torch
+
+    from repro.core.fisher import lota_mask
+    from repro.jobcall import call_job
+    from repro.p2.methods import LOTA_DENSITY
+    from repro.p2.zoo import method_jobs
+
+    cpu = PROFILES["cpu"]
+    lota = method_jobs(cpu, "p2_test", "SST-2", "lota", 13)[-1]
+    (ft_id,) = lota.deps
+    tau = {"w": torch.arange(20.0).reshape(4, 5)}  # no "b": absent tensors count as 0
+    seen = {}
+
+    def finetune_run(tasks, recipe, k, trainable, **kw):
+        seen.update(tasks=tasks, trainable=trainable)
+        return {}, {}
+
+    wb = types.SimpleNamespace(compute_kinds=None, pre={"w": torch.zeros(4, 5), "b": torch.zeros(5)},
+                               names=lambda scope: ["w", "b"], finetune_run=finetune_run)
+    call_job(wb, lota, lambda job: tau if job == ft_id else None)
+    assert seen["tasks"] == ["SST-2"]
+    assert seen["trainable"] == lota_mask({"w": tau["w"], "b": torch.zeros(5)}, LOTA_DENSITY)

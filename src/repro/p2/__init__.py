@@ -15,8 +15,8 @@ vectors in :mod:`repro.core.taskvec`, the post-hoc mergers in :mod:`repro.core.m
 - App. A.4 the linear regime (kernel checks): :mod:`repro.p2.linear_regime` → ``p2_disentanglement``
 - Tables 3-4 iteration and calibration cost: :mod:`repro.p2.efficiency` (measurement: :mod:`repro.p2.cost`)
   → ``p2_structure_cost``
-- App. A.5 (Fig. 8) sparsity sweep, and grafted sparse task vectors beyond the paper: :mod:`repro.p2.sparse_vectors`
-  → ``p2_appendix``
+- App. A.5 (Fig. 8) sparsity sweep, and grafted sparse task vectors beyond the paper, scored with task arithmetic:
+  :mod:`repro.p2.sparse_vectors` → ``p2_appendix``
 - the claims' shared statistics (per-task means, paired gaps, bands): :mod:`repro.p2.claim_stats`; when a claim
   is testable at all: :mod:`repro.report.gates` (both papers)
 

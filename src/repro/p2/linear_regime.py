@@ -29,7 +29,8 @@ from repro.core.masks import Mask
 from repro.models.base import Classifier
 from repro.profiles import FinetuneRecipe
 from repro.core.fisher import logit_target, per_example_grads, per_example_grads_loop
-from repro.p2.methods import lota_mask_for, p2_recipe, talos_mask
+from repro.p2.function_localization import eval_subset
+from repro.p2.methods import finetune_method, lota_mask_from, p2_recipe, talos_mask
 from repro.workbench import JSON
 from repro.jobcall import register_driver
 
@@ -187,7 +188,7 @@ def zoo_trainable(wb: "Workbench", task: str, method: str, seed: int | None = No
     if method == "ft":
         return wb.names("maskable")
     if method == "lota":
-        return lota_mask_for(wb, task, seed=seed)
+        return lota_mask_from(wb, finetune_method(wb, task, "ft", seed=seed))
     if method == "talos":
         return talos_mask(wb, task, seed=seed)[0]
     raise ValueError(f"gradient drift is measured for ft, lota and talos (linearized: 0 by construction; "

@@ -193,12 +193,6 @@ def talos_mask(wb: "Workbench", task: str, seed: int | None = None, sparsity: fl
     return wb.cached("mask", config, compute, MASK)
 
 
-def lota_mask_for(wb: "Workbench", task: str, seed: int | None = None,
-                  density: float = LOTA_DENSITY) -> Mask:
-    """LoTA mask of ``task``: top-``density`` maskable entries by |τ_ft| of the (cached) non-linear FT run."""
-    return lota_mask_from(wb, finetune_method(wb, task, "ft", seed=seed), density)
-
-
 def lota_mask_from(wb: "Workbench", tau: Mapping[str, torch.Tensor], density: float = LOTA_DENSITY) -> Mask:
     """LoTA mask of an FT task vector ``tau``: its top-``density`` maskable entries by |τ| (absent tensors: 0)."""
     full = {n: tau.get(n, torch.zeros_like(wb.pre[n])) for n in wb.names("maskable")}
@@ -251,30 +245,10 @@ def finetune_method_run(wb: "Workbench", task: str, method: str, *, seed: int | 
     if spec.key == "l-lora":
         return _l_lora(wb, task, recipe, seed)
     if spec.key == "lota":
-        mask = lota_mask_for(wb, task, seed=seed)
+        mask = lota_mask_from(wb, finetune_method(wb, task, "ft", seed=seed))
         return wb.finetune_run(task, recipe, trainable=mask, seed=seed, tag="p2-lota")
     mask, _ = talos_mask(wb, task, seed=seed)
     return wb.finetune_run(task, recipe, trainable=mask, seed=seed, tag="p2-talos")
-
-
-def finetune_all(wb: "Workbench", tasks: Sequence[str], methods: Sequence[str] = P2_METHODS,
-                 seed: int | None = None) -> tuple[dict[str, dict[str, dict[str, torch.Tensor]]], list[dict]]:
-    """``({method: {task: τ}}, log)`` for every method × task (each trained once, then loaded from the cache).
-
-    ``log`` has one row per run: method, task, trainable entries, training seconds (of the original run) and
-    the wall seconds of this call (≈ 0 when cached; includes TaLoS calibration / LoTA's dense run otherwise).
-    """
-    out: dict[str, dict[str, dict[str, torch.Tensor]]] = {}
-    log: list[dict] = []
-    for m in methods:
-        out[m] = {}
-        for t in tasks:
-            start = time.perf_counter()
-            out[m][t], meta = finetune_method_run(wb, t, m, seed=seed)
-            info = meta.get("train", {})
-            log.append({"method": m, "task": t, "trainable": info.get("trainable_count"),
-                        "train_seconds": info.get("seconds"), "wall": time.perf_counter() - start})
-    return out, log
 
 
 # --- sparsity, evaluation ---------------------------------------------------------------------------------
@@ -298,6 +272,5 @@ register_driver("repro.p2.methods.finetune_method_run",
                                                          recipe=recipe_of(k["recipe"])))
 register_driver("repro.p2.methods.talos_mask",
                 lambda wb, k, value: talos_mask(wb, k["task"], seed=k["seed"], sparsity=k["sparsity"]))
-# a LoTA fine-tune trains the top-|τ_ft| mask of the task's FT run: its kwargs say {"lota_of": {"density": d}}
-register_trainable("lota_of", lambda wb, k, given: lota_mask_for(wb, k["tasks"][0], seed=k["seed"],
-                                                                 density=given["density"]))
+# a LoTA fine-tune trains the top-|τ_ft| mask of the task's FT run: its kwargs say {"lota_of": ref(ft), "density": d}
+register_trainable("lota_of", lambda wb, k, given: lota_mask_from(wb, given["lota_of"], given["density"]))

@@ -1,13 +1,8 @@
 """Sparse task vectors beyond the method zoo's defaults, scored with the P2 task-arithmetic protocol.
 
-- :func:`talos_vector` — TaLoS at any sparsity k (P2 Fig. 8, App. A.5) by exactly the zoo's path
-  (:func:`repro.p2.methods.talos_mask` + masked :meth:`Workbench.finetune`), so k = ``profile.talos.sparsity`` is
-  the zoo's own cached run and k = 0 is non-linear FT (the paper: "at 0% sparsity we recover full FT").
-- :func:`grafted_vectors` — *beyond the paper*: P1 grafting (Eq. 2-4, :meth:`repro.workbench.Workbench.graft`)
-  applied to the P2 non-linear FT task vectors, giving sparse task vectors γ_t ⊙ τ_t whose support is learned
-  to keep the fine-tuned *skill* rather than chosen by sensitivity (TaLoS) or magnitude (LoTA).
-- :func:`arithmetic_summary` — single-task, addition and negation of any such family of vectors with
-  :mod:`repro.p2.arithmetic` (α on validation, grid × 1/(1 − k) for a k-sparse family, P2 App. A.1).
+:func:`arithmetic_summary` — single-task, addition and negation of any family of task vectors (P2 Fig. 8's TaLoS at
+each sparsity k, the P1-grafted FT vectors γ_t ⊙ τ_t of ``repro.p2.appendix.runs``) with :mod:`repro.p2.arithmetic`
+(α on validation, grid × 1/(1 − k) for a k-sparse family, P2 App. A.1).
 """
 
 from __future__ import annotations
@@ -17,44 +12,12 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 import torch
 import numpy as np
 
-from repro.core.masks import Mask
 from repro.core.taskvec import TaskVector
 from repro.p2.arithmetic import ArithmeticMethod, single_task, task_addition, task_negation
-from repro.p2.methods import finetune_method, p2_recipe, talos_mask
 
 if TYPE_CHECKING:  # pragma: no cover
     from repro.p2.evaluator import Evaluator
-    from repro.profiles import GraftRecipe
     from repro.workbench import Workbench
-
-
-def talos_vector(wb: "Workbench", task: str, sparsity: float, seed: int | None = None) -> dict[str, torch.Tensor]:
-    """τ of TaLoS calibrated at ``sparsity`` on ``task`` (P2 Alg. 1), trained with the P2 recipe; cached.
-
-    ``sparsity = 0`` returns the non-linear FT vector (every maskable entry trainable).
-    """
-    if not 0.0 <= sparsity < 1.0:
-        raise ValueError(f"sparsity must be in [0, 1), got {sparsity}")
-    if sparsity == 0.0:
-        return finetune_method(wb, task, "ft", seed=seed)
-    seed = wb.seed if seed is None else seed
-    mask, _ = talos_mask(wb, task, seed=seed, sparsity=sparsity)
-    return wb.finetune(task, p2_recipe(wb.profile, "talos"), trainable=mask, seed=seed, tag="p2-talos")
-
-
-def grafted_vectors(wb: "Workbench", tasks: Sequence[str], sparsity: float, graft: GraftRecipe | None = None,
-                    seed: int | None = None) -> tuple[dict[str, dict[str, torch.Tensor]], dict[str, Mask]]:
-    """Beyond the paper: ``({task: γ_t ⊙ τ_t}, {task: γ_t})`` with τ_t the P2 non-linear FT vector and γ_t its P1
-    graft region (γ_base = top-``sparsity`` movement of the graftable set, then P1 Eq. 2-4 with ``graft``, None: the
-    profile's recipe; cached)."""
-    vectors, masks = {}, {}
-    for t in tasks:
-        tau = finetune_method(wb, t, "ft", seed=seed)
-        mask, _ = wb.graft(t, tau, base=sparsity, recipe=graft, seed=seed)  # the P1 graft on the graftable set
-        masks[t] = mask
-        vectors[t] = {n: tau[n] * mask.tensors[n].to(tau[n].dtype) if n in mask.shapes else torch.zeros_like(tau[n])
-                      for n in tau}
-    return vectors, masks
 
 
 def arithmetic_summary(wb: "Workbench", ev: "Evaluator", vectors: Mapping[str, Mapping[str, torch.Tensor]],

@@ -54,8 +54,8 @@ def data_how(profile: Profile) -> str:
 
 def talos_jobs(profile: Profile, notebook: str, task: str, seed: int, sparsity: float | None = None
                ) -> tuple[JobSpec, JobSpec]:
-    """:func:`repro.p2.methods.talos_mask` at ``sparsity`` and the masked fine-tune it trains
-    (:func:`repro.p2.sparse_vectors.talos_vector`; the zoo's TaLoS at ``profile.talos.sparsity``)."""
+    """:func:`repro.p2.methods.talos_mask` at ``sparsity`` and the masked fine-tune it trains (the zoo's TaLoS at
+    ``profile.talos.sparsity``; P2 Fig. 8's sweep at the others)."""
     t = profile.talos
     sparsity = t.sparsity if sparsity is None else float(sparsity)
     how = data_how(profile)
@@ -97,7 +97,7 @@ def method_jobs(profile: Profile, notebook: str, task: str, method: str, seed: i
 
 def zoo_jobs(profile: Profile, notebook: str, tasks: Sequence[str], seed: int,
              methods: Sequence[str] = P2_METHODS) -> dict[tuple[str, str], list[JobSpec]]:
-    """:func:`repro.p2.methods.finetune_all`: ``{(method, task): jobs}`` (the vector's job last)."""
+    """:func:`method_jobs` of every method × task: ``{(method, task): jobs}`` (the vector's job last)."""
     return {(m, t): method_jobs(profile, notebook, t, m, seed) for m in methods for t in tasks}
 
 
@@ -108,38 +108,44 @@ def _of_task(spec: JobSpec, task: str) -> bool:
     return spec.kwargs.get("tasks") == [task] or spec.kwargs.get("task") == task
 
 
-def vector_spec(jobs: "Artifacts", task: str, method: str, seed: int, **fields: Any) -> JobSpec:
-    """The declared job of the zoo's ``method`` task vector on ``task`` at ``seed`` (role :func:`zoo_role`;
-    ``fields``: further kwargs to match)."""
+def _seed(jobs: "Artifacts", seed: int | None) -> int:
+    return jobs.wb.seed if seed is None else seed
+
+
+def vector_spec(jobs: "Artifacts", task: str, method: str, seed: int | None = None, **fields: Any) -> JobSpec:
+    """The declared job of the zoo's ``method`` task vector on ``task`` at ``seed`` (None: the notebook
+    Workbench's seed; role :func:`zoo_role`; ``fields``: further kwargs to match)."""
+    seed = _seed(jobs, seed)
     found = [s for s in jobs.select(kind="finetune", role=zoo_role(method), seed=seed, **fields) if _of_task(s, task)]
     if len(found) != 1:  # jobs.one's message names the query
         return jobs.one(kind="finetune", role=zoo_role(method), seed=seed, task=task, **fields)
     return found[0]
 
 
-def method_run(jobs: "Artifacts", task: str, method: str, seed: int) -> tuple[dict[str, "torch.Tensor"], dict]:
+def method_run(jobs: "Artifacts", task: str, method: str, seed: int | None = None
+               ) -> tuple[dict[str, "torch.Tensor"], dict]:
     """``(τ, metadata)`` of the zoo's ``method`` on ``task`` (:func:`repro.p2.methods.finetune_method_run`), loaded
     or trained through its declared job."""
     return jobs.artifact(vector_spec(jobs, task, method, seed))
 
 
-def method_vector(jobs: "Artifacts", task: str, method: str, seed: int) -> dict[str, "torch.Tensor"]:
+def method_vector(jobs: "Artifacts", task: str, method: str, seed: int | None = None) -> dict[str, "torch.Tensor"]:
     """τ of the zoo's ``method`` on ``task`` at ``seed`` (:func:`method_run` without its metadata)."""
     return jobs.value(vector_spec(jobs, task, method, seed))
 
 
-def zoo_vectors(jobs: "Artifacts", tasks: Sequence[str], seed: int, methods: Sequence[str] = P2_METHODS
-                ) -> dict[str, dict[str, dict[str, "torch.Tensor"]]]:
+def zoo_vectors(jobs: "Artifacts", tasks: Sequence[str], seed: int | None = None,
+                methods: Sequence[str] = P2_METHODS) -> dict[str, dict[str, dict[str, "torch.Tensor"]]]:
     """``{method: {task: τ}}`` of the zoo's declared runs (:func:`method_vector`)."""
     return {m: {t: method_vector(jobs, t, m, seed) for t in tasks} for m in methods}
 
 
-def talos_mask_of(jobs: "Artifacts", task: str, seed: int) -> "Mask":
+def talos_mask_of(jobs: "Artifacts", task: str, seed: int | None = None) -> "Mask":
     """The zoo's TaLoS mask of ``task`` (:func:`repro.p2.methods.talos_mask` at ``profile.talos.sparsity``)."""
-    return jobs.value(jobs.one(kind="mask", role=TALOS_MASK_ROLE, task=task, seed=seed))
+    return jobs.value(jobs.one(kind="mask", role=TALOS_MASK_ROLE, task=task, seed=_seed(jobs, seed)))
 
 
-def lota_mask_of(jobs: "Artifacts", task: str, seed: int, density: float = LOTA_DENSITY) -> "Mask":
+def lota_mask_of(jobs: "Artifacts", task: str, seed: int | None = None, density: float = LOTA_DENSITY) -> "Mask":
     """The zoo's LoTA mask of ``task``: the top-``density`` maskable entries by |τ_ft| of its declared FT run
     (:func:`repro.p2.methods.lota_mask_from`, as the LoTA job computes it)."""
     return lota_mask_from(jobs.wb, method_vector(jobs, task, "ft", seed), density)

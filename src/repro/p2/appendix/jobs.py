@@ -5,9 +5,8 @@ declared from its plan.
 first seed (Fig. 9), TaLoS calibrated and fine-tuned at every sparsity of the Fig. 8 sweep (the zoo's path,
 :func:`repro.p2.zoo.talos_jobs`: k = 0 is the zoo's FT, k = ``talos.sparsity`` the zoo's TaLoS), and
 P1 grafts of the zoo's FT vectors (:meth:`repro.workbench.Workbench.graft`, role ``graft``).  The arithmetic
-summaries, the LoTA and FISH overlap masks are computed in-process (not cached), so they are not jobs.  Each zoo
-vector's job carries the role ``zoo:<method>`` (:func:`repro.p2.disentanglement.jobs.with_zoo_roles`), how
-:func:`repro.p2.disentanglement.runs.zoo_vectors` finds it.
+summaries, the LoTA and FISH overlap masks are computed in-process (not cached), so they are not jobs.  The zoo's
+jobs carry the zoo's roles (:func:`repro.p2.zoo.zoo_role`), how :func:`repro.p2.zoo.zoo_vectors` finds them.
 """
 
 from __future__ import annotations
@@ -17,7 +16,6 @@ from typing import Any
 
 from repro.jobs import JobSpec, graft_job
 from repro.p2.appendix.plan import appendix_plan
-from repro.p2.disentanglement.jobs import with_zoo_roles
 from repro.p2.zoo import data_how, method_jobs, talos_jobs, zoo_jobs, zoo_tasks
 from repro.profiles import Profile
 
@@ -29,7 +27,7 @@ def jobs(profile: Profile, seed: int = 13, model_family: str = "", **overrides: 
     prof = profile.for_p2(model_family, NOTEBOOK)
     plan = appendix_plan(prof, **overrides)
     tasks = zoo_tasks(prof)
-    out = with_zoo_roles(zoo_jobs(prof, NOTEBOOK, tasks, seed))  # Fig. 9
+    out = [j for js in zoo_jobs(prof, NOTEBOOK, tasks, seed).values() for j in js]  # Fig. 9
     for k in plan.sparsities:  # Fig. 8
         for t in plan.ablation_tasks:
             out += (method_jobs(prof, NOTEBOOK, t, "ft", seed) if k == 0.0

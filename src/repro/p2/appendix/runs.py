@@ -1,14 +1,15 @@
 """The artifacts the P2 appendix chapter (``notebooks/p2_appendix.md``) evaluates, from its declared jobs.
 
-- :func:`ft_spec`, :func:`sweep_vectors`: the Fig. 8 task vectors of TaLoS at a sparsity k (k = 0: the non-linear
-  FT vector; else the fine-tune trained on the TaLoS mask of sparsity k);
+- :func:`sweep_vectors`: the Fig. 8 task vectors of TaLoS at a sparsity k (k = 0: the zoo's non-linear FT vector;
+  else the fine-tune trained on the TaLoS mask of sparsity k);
 - :func:`grafted_vectors`: *beyond the paper*, ``γ_t ⊙ τ_t`` for each declared P1 graft (role ``graft``) of a P2
   non-linear FT vector τ_t (its upstream job);
-- :func:`overlap_masks`: the P1 graft region, the TaLoS mask (its declared job), the LoTA mask (the top |τ_ft|
-  entries of the FT vector, as the zoo's LoTA run trains) and FISH masks (in-process) of one task.
+- :func:`overlap_masks`: the P1 graft region, the TaLoS mask (its declared job), the LoTA mask
+  (:func:`repro.p2.zoo.lota_mask_of`: the top |τ_ft| entries of the FT vector, as the zoo's LoTA run trains) and FISH
+  masks (in-process) of one task.
 
 They take the notebook's :class:`repro.jobcall.ChapterJobs` (``jobs``) and never decide which artifacts exist.  The
-zoo's vectors of every method come from :func:`repro.p2.disentanglement.runs.zoo_vectors`.
+zoo's vectors of every method come from :func:`repro.p2.zoo.zoo_vectors`.
 """
 
 from __future__ import annotations
@@ -17,28 +18,23 @@ from typing import TYPE_CHECKING, Mapping, Sequence
 
 import torch
 
-from repro.core.fisher import lota_mask
 from repro.core.masks import Mask
 from repro.jobs import ref
 from repro.p2.function_localization import fish_masks
-from repro.p2.methods import LOTA_DENSITY, calibration_examples
+from repro.p2.methods import calibration_examples
+from repro.p2.zoo import lota_mask_of, method_vector
 
 if TYPE_CHECKING:  # pragma: no cover
-    from repro.jobs import Artifacts, JobSpec
+    from repro.jobs import Artifacts
 
 Tensors = dict[str, torch.Tensor]
 
 
-def ft_spec(jobs: "Artifacts", task: str) -> "JobSpec":
-    """The declared job of the P2 non-linear FT vector of ``task`` (every maskable entry trained, not linearized)."""
-    return jobs.one(kind="finetune", tasks=[task], trainable="maskable", tag="p2", linearized=False)
-
-
 def sweep_vectors(jobs: "Artifacts", sparsity: float, tasks: Sequence[str]) -> dict[str, Tensors]:
     """Fig. 8: ``{task: τ}`` of TaLoS at ``sparsity`` k on each task: the fine-tune whose trainable set is the
-    declared TaLoS mask of sparsity k (k = 0: the non-linear FT vector), each loaded or trained."""
+    declared TaLoS mask of sparsity k (k = 0: the zoo's non-linear FT vector), each loaded or trained."""
     if sparsity == 0.0:
-        return {t: jobs.value(ft_spec(jobs, t)) for t in tasks}
+        return {t: method_vector(jobs, t, "ft") for t in tasks}
     return {t: jobs.value(jobs.one(kind="finetune", trainable=ref(jobs.one(kind="mask", task=t, sparsity=sparsity))))
             for t in tasks}
 
@@ -62,18 +58,10 @@ def grafted_vectors(jobs: "Artifacts", tasks: Sequence[str]) -> tuple[dict[str, 
     return vectors, masks
 
 
-def lota_mask_of(jobs: "Artifacts", task: str, density: float = LOTA_DENSITY) -> Mask:
-    """The LoTA mask of ``task``: the top-``density`` maskable entries by |τ_ft| of its declared FT vector (what the
-    zoo's LoTA run trains; no artifact of its own)."""
-    wb = jobs.wb
-    tau = jobs.value(ft_spec(jobs, task))
-    return lota_mask({n: tau.get(n, torch.zeros_like(wb.pre[n])) for n in wb.names("maskable")}, density)
-
-
 def overlap_masks(jobs: "Artifacts", task: str, graft: Mask, talos_sparsity: float) -> dict[str, Mask]:
     """The masks compared on ``task``: the P1 graft region ``graft``, the declared TaLoS mask at
-    ``talos_sparsity``, the LoTA mask (:func:`lota_mask_of`) and FISH masks (not cached) at the TaLoS budget and
-    at the graft's size."""
+    ``talos_sparsity``, the zoo's LoTA mask (:func:`repro.p2.zoo.lota_mask_of`) and FISH masks (not cached) at the
+    TaLoS budget and at the graft's size."""
     wb = jobs.wb
     dense = 1 - talos_sparsity
     fish = fish_masks(wb, task, [dense, graft.density()], calibration_examples(wb, task))
@@ -81,4 +69,4 @@ def overlap_masks(jobs: "Artifacts", task: str, graft: Mask, talos_sparsity: flo
             "LoTA": lota_mask_of(jobs, task), "FISH 10%": fish[dense], "FISH (graft size)": fish[graft.density()]}
 
 
-__all__ = ["ft_spec", "grafted_vectors", "lota_mask_of", "masked_vector", "overlap_masks", "sweep_vectors"]
+__all__ = ["grafted_vectors", "masked_vector", "overlap_masks", "sweep_vectors"]

@@ -3,14 +3,13 @@
 :func:`jobs` reads :func:`repro.p2.disentanglement.plan.disentanglement_plan` as ``notebooks/p2_disentanglement.md``
 does: the zoo of the first seed (the task-arithmetic chapter's artifacts, the same ids) and one cached gradient-drift
 measurement (:func:`repro.p2.linear_regime.drift_curve`) per non-linearized method.  The disentanglement grids,
-the localization and linear-regime scores are evaluations, not jobs.  Each zoo vector's job carries the role
-``zoo:<method>`` (:data:`ZOO_ROLE`), how :func:`repro.p2.disentanglement.runs.zoo_vectors` finds it.
+the localization and linear-regime scores are evaluations, not jobs.  The zoo's jobs carry the zoo's roles
+(:func:`repro.p2.zoo.zoo_role`), how :func:`repro.p2.zoo.zoo_vectors` finds them.
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
-from typing import Any, Mapping
+from typing import Any
 
 from repro.jobs import EVAL_PASS, DataUse, JobSpec, make_job
 from repro.p2.disentanglement.plan import disentanglement_plan
@@ -20,24 +19,13 @@ from repro.p2.zoo import data_how, zoo_jobs, zoo_tasks
 from repro.profiles import Profile
 
 NOTEBOOK = "p2_disentanglement"
-#: the role of the zoo's vector job of a method (``ZOO_ROLE.format(method="talos")``)
-ZOO_ROLE = "zoo:{method}"
-
-
-def with_zoo_roles(zoo: Mapping[tuple[str, str], list[JobSpec]]) -> list[JobSpec]:
-    """The jobs of ``zoo`` (:func:`repro.p2.zoo.zoo_jobs`), each (method, task)'s vector job (the last) with the role
-    ``zoo:<method>`` (the role is outside the id)."""
-    return [j if i < len(js) - 1 else replace(j, role=ZOO_ROLE.format(method=m))
-            for (m, _), js in zoo.items() for i, j in enumerate(js)]
-
-
 def jobs(profile: Profile, seed: int = 13, model_family: str = "", **overrides: Any) -> list[JobSpec]:
     """Every cached artifact of ``p2_disentanglement`` on ``profile`` for ``model_family`` ("" = the profile's)."""
     prof = profile.for_p2(model_family, NOTEBOOK)
     plan = disentanglement_plan(prof, **overrides)
     tasks = zoo_tasks(prof)
     zoo = zoo_jobs(prof, NOTEBOOK, tasks, seed)
-    out = with_zoo_roles(zoo)
+    out = [j for js in zoo.values() for j in js]
     task, steps = plan.drift_task, sorted({int(s) for s in plan.drift_steps})
     if task not in tasks:  # a drift task outside the zoo: the runs its drift jobs read are declared too
         zoo.update(zoo_jobs(prof, NOTEBOOK, [task], seed, methods=("ft", "talos")))
@@ -57,4 +45,4 @@ def jobs(profile: Profile, seed: int = 13, model_family: str = "", **overrides: 
     return out
 
 
-__all__ = ["NOTEBOOK", "ZOO_ROLE", "jobs", "with_zoo_roles"]
+__all__ = ["NOTEBOOK", "jobs"]

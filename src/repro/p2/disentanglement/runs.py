@@ -1,39 +1,24 @@
 """The artifacts the P2 §5.2 chapter (``notebooks/p2_disentanglement.md``) evaluates, from its declared jobs.
 
-- :func:`zoo_vectors`: ``{method: {task: τ}}``, the zoo's task vectors (the jobs with role ``zoo:<method>``,
-  :func:`repro.p2.disentanglement.jobs.with_zoo_roles`), each loaded or trained;
 - :func:`drift_rows`: the Fig. 7 rows, one cached :func:`repro.p2.linear_regime.drift_curve` per declared drift
   job, and the zero rows of the methods linear by construction (no job).
 
-They take the notebook's :class:`repro.jobcall.ChapterJobs` (``jobs``) and never decide which artifacts exist.
+It takes the notebook's :class:`repro.jobcall.ChapterJobs` (``jobs``) and never decides which artifacts exist.  The
+zoo's task vectors come from :func:`repro.p2.zoo.zoo_vectors`.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Sequence
 
-import torch
-
-from repro.p2.disentanglement.jobs import ZOO_ROLE
 from repro.p2.linear_regime import LINEAR_BY_CONSTRUCTION, constant_drift
 from repro.p2.methods import METHODS
 
 if TYPE_CHECKING:  # pragma: no cover
-    from repro.jobs import Artifacts, JobSpec
+    from repro.jobs import Artifacts
 
 #: the methods of Fig. 7, in the figure's order (L-LoRA trains LoRA factors, not the backbone: no drift)
 DRIFT_METHODS: tuple[str, ...] = ("ft", "linearized", "lota", "talos")
-
-
-def spec_task(spec: "JobSpec") -> str:
-    """The one task a zoo job trains on (``task`` or ``tasks[0]`` of its kwargs)."""
-    return spec.kwargs["task"] if "task" in spec.kwargs else spec.kwargs["tasks"][0]
-
-
-def zoo_vectors(jobs: "Artifacts", methods: Sequence[str]) -> dict[str, dict[str, dict[str, torch.Tensor]]]:
-    """``{method: {task: τ}}``: the zoo's declared task vectors of ``methods`` (role ``zoo:<method>``), in
-    declaration order, each loaded when stored, else trained."""
-    return {m: {spec_task(s): jobs.value(s) for s in jobs.select(role=ZOO_ROLE.format(method=m))} for m in methods}
 
 
 def drift_rows(jobs: "Artifacts", task: str, steps: Sequence[int], n_examples: int,
@@ -48,4 +33,4 @@ def drift_rows(jobs: "Artifacts", task: str, steps: Sequence[int], n_examples: i
     return rows
 
 
-__all__ = ["DRIFT_METHODS", "drift_rows", "spec_task", "zoo_vectors"]
+__all__ = ["DRIFT_METHODS", "drift_rows"]
