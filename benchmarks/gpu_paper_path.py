@@ -47,7 +47,9 @@ from repro.core.fisher import diagonal_fisher  # noqa: E402
 from repro.core.grafting import learn_graft  # noqa: E402
 from repro.inventory import inventory  # noqa: E402
 from repro.data.tasks import ImageExample  # noqa: E402
-from repro.p2.efficiency import iteration_costs, paper_ratios  # noqa: E402
+from repro.jobcall import ChapterJobs  # noqa: E402
+from repro.p2.efficiency import iteration_costs, method_masks, paper_ratios  # noqa: E402
+from repro.p2.zoo import method_jobs  # noqa: E402
 from repro.profiles import NLP_RECIPE, VISION_RECIPE, FinetuneRecipe, GraftRecipe, Profile, get_profile  # noqa: E402
 from repro.workbench import Workbench  # noqa: E402
 
@@ -146,8 +148,11 @@ def measure_vision(prof: Profile, device: torch.device, steps: int, warmup: int,
     wb = Workbench(vprof, artifacts_dir=tmp / "vision")
     task = vprof.p2_tasks[0]
     bs = vprof.p2_finetune.batch_size
-    rows = iteration_costs(wb, task, methods=TABLE3, iterations=steps, warmup=warmup, device=str(device),
-                           subprocess=device.type == "cuda")
+    # the LoTA / TaLoS masks through the zoo's declared jobs, as the Table 3 notebook obtains them
+    zoo = ChapterJobs(wb, "gpu-bench", None, specs=[s for m in ("ft", "talos")
+                                                   for s in method_jobs(vprof, "gpu-bench", task, m, wb.seed)])
+    rows = iteration_costs(wb, task, method_masks(zoo, task, TABLE3), methods=TABLE3, iterations=steps,
+                           warmup=warmup, device=str(device), subprocess=device.type == "cuda")
     ft = next(r for r in rows if r["key"] == "ft")
     paper = paper_ratios(3)
     out = {}

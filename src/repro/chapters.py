@@ -114,9 +114,16 @@ def package_of(name: str, root: Path | None = None) -> str:
 _CACHE: dict[tuple[Path, Path], tuple[Chapter, ...]] = {}
 
 
+def package_root() -> Path:
+    """The ``repro`` package folder of the clone the book is built from (``$REPRO_ROOT``'s ``src/repro`` when it
+    has one, else this package's own folder)."""
+    clone = notebooks_dir().parent / "src" / "repro"
+    return clone if clone.is_dir() else PACKAGE_ROOT
+
+
 def chapters() -> tuple[Chapter, ...]:
-    """Every chapter of the book, in book order (discovered once per process)."""
-    key = (PACKAGE_ROOT, notebooks_dir())
+    """Every chapter of the book, in book order (discovered once per process and clone)."""
+    key = (package_root(), notebooks_dir())
     if key not in _CACHE:
         _CACHE[key] = discover(*key)
     return _CACHE[key]
