@@ -23,13 +23,11 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import asdict, dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Iterable, Mapping, Protocol, Sequence
+from typing import Any, Iterable, Mapping, Protocol, Sequence
 
 from repro.data import get_spec, kshot_sizes
 from repro.profiles import FinetuneRecipe, GraftRecipe, Profile
 
-if TYPE_CHECKING:  # pragma: no cover
-    from repro.workbench import Workbench
 
 #: the job kinds, in the order the inventory prints them
 KINDS: tuple[str, ...] = ("finetune", "mask", "graft", "joint-graft", "fish", "adapter", "continual", "tracking",
@@ -97,7 +95,7 @@ class Artifacts(Protocol):
     """What a chapter's ``runs.py`` obtains artifacts from (:class:`repro.jobcall.ChapterJobs` in a notebook): the
     declared specs, found by kind, role and kwargs, each spec's artifact, and the Workbench that evaluates them."""
 
-    wb: "Workbench"
+    wb: Any  # the repro.workbench.Workbench the artifacts are evaluated on (the workbench imports this module)
 
     def select(self, kind: str | None = None, role: str | None = None, **fields: Any) -> list[JobSpec]: ...
 
@@ -143,6 +141,27 @@ def ref(job: JobSpec) -> dict[str, str]:
 
 
 # --- the two Workbench artifacts every chapter shares -------------------------------------------------------
+def finetune_fields(tasks: Sequence[str], k: int, seed: int, recipe: FinetuneRecipe, trainable: Any, l1: float,
+                    linearized: bool, tag: str, heads: str) -> dict[str, Any]:
+    """What a fine-tune's job kwargs (:func:`finetune_job`) and its cache key
+    (:meth:`repro.workbench.Workbench.finetune_run`) share, written once: ``trainable`` is the job's reference or
+    scope name there, the mask's count and digest here."""
+    return {"tasks": list(tasks), "k": int(k), "seed": seed, "recipe": asdict(recipe), "trainable": trainable,
+            "l1": l1, "linearized": linearized, "tag": tag, "heads": heads,
+            **({"task_sampling": "uniform"} if len(tasks) > 1 else {})}  # a multi-task model's batch rule
+
+
+def graft_fields(task: str, k: int, seed: int, base: Any, scope: str, recipe: GraftRecipe, tag: str
+                 ) -> dict[str, Any]:
+    """What a graft's job kwargs (:func:`graft_job`) and its cache key (:meth:`repro.workbench.Workbench.graft`)
+    share, written once: ``base`` is the γ_base sparsity or the base job's reference there, the sparsity or the
+    base mask's count and digest here; the task vector is named by its job there and by its digest here."""
+    return {"task": task, "k": int(k), "seed": seed, "base": base, "scope": scope, "lr": recipe.lr,
+            "steps": recipe.steps, "bs": recipe.batch_size, "max_examples": recipe.max_examples,
+            "b": recipe.sigmoid_bias, "tag": tag, **({"max_dev": recipe.max_dev} if recipe.max_dev is not None else {})}
+
+
+
 def finetune_job(profile: Profile, notebook: str, tasks: str | Sequence[str], recipe: FinetuneRecipe, *,
                  k: int | None = None, seed: int = 13, trainable: str | JobSpec = "graftable", l1: float = 0.0,
                  linearized: bool = False, tag: str = "", linear_heads: bool = False, model: str | None = None,
@@ -158,11 +177,10 @@ def finetune_job(profile: Profile, notebook: str, tasks: str | Sequence[str], re
     cost = mult * recipe.steps * recipe.batch_size  # one batch of one task per step (repro.core.finetune.train)
     return make_job("finetune", "repro.workbench.Workbench.finetune_run", profile, notebook, deps=deps, cost=cost,
                     uses=[DataUse(t, how, k, seed) for t in tasks], role=role,
-                    tasks=tasks, k=k, seed=seed, recipe=recipe,
-                    trainable=ref(trainable) if isinstance(trainable, JobSpec) else trainable, l1=l1,
-                    linearized=linearized, tag=tag, heads="linear" if linear_heads else "zero-shot",
-                    model=model or profile.model, max_length=profile.max_length,
-                    **({"task_sampling": "uniform"} if len(tasks) > 1 else {}))
+                    **finetune_fields(tasks, k, seed, recipe,
+                                      ref(trainable) if isinstance(trainable, JobSpec) else trainable, l1, linearized,
+                                      tag, "linear" if linear_heads else "zero-shot"),
+                    model=model or profile.model, max_length=profile.max_length)
 
 
 def graft_job(profile: Profile, notebook: str, task: str, vector: JobSpec, base: float | JobSpec, *,
@@ -180,10 +198,9 @@ def graft_job(profile: Profile, notebook: str, task: str, vector: JobSpec, base:
     deps = [vector] + ([base] if isinstance(base, JobSpec) else [])
     return make_job("graft", "repro.workbench.Workbench.graft", profile, notebook, deps=deps, cost=cost, role=role,
                     uses=[DataUse(task, how, k, seed, select=rec.max_examples, max_dev=rec.max_dev)],
-                    task=task, k=k, seed=seed, vector=ref(vector),
-                    base=ref(base) if isinstance(base, JobSpec) else float(base), scope=scope, lr=rec.lr,
-                    steps=rec.steps, bs=rec.batch_size, max_examples=rec.max_examples, b=rec.sigmoid_bias,
-                    max_dev=rec.max_dev, tag=tag)
+                    **{**graft_fields(task, k, seed, ref(base) if isinstance(base, JobSpec) else float(base), scope,
+                                      rec, tag), "max_dev": rec.max_dev},  # (the kwargs name max_dev even when None)
+                    vector=ref(vector))
 
 
 # --- inventories -------------------------------------------------------------------------------------------
@@ -248,4 +265,4 @@ def _human(x: float) -> str:
 
 
 __all__ = ["Artifacts", "DataUse", "EVAL_PASS", "JobSpec", "KINDS", "SKIPPED", "check_deps", "dedupe", "finetune_job", "format_table",
-           "graft_job", "job_id", "make_job", "ref", "summary_rows"]
+           "finetune_fields", "graft_fields", "graft_job", "job_id", "make_job", "ref", "summary_rows"]

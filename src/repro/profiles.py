@@ -587,7 +587,22 @@ PROFILES["paper-rehearsal"] = replace(
                               calibration_examples=8, n_val=8 if f.n_val is not None else None, precision="fp32",
                               eval_precision=None)
                       for f in PROFILES["paper"].p2_families),
-    plan_cuts=(("repro.p1.appendix.plan.AppendixPlan", "track_every", 1),),  # Fig. 15: a snapshot each step of the 2-step fine-tune
+    # the chapter plans' own schedules and evaluation sizes, cut like the recipes (the jobs stay the paper's)
+    plan_cuts=(("repro.p1.appendix.plan.AppendixPlan", "track_every", 1),  # Fig. 15: a snapshot per fine-tune step
+               ("repro.p1.appendix.plan.AppendixPlan", "large_steps", REHEARSAL_STEPS),
+               ("repro.p1.multitask_continual.plan.MultitaskPlan", "mt_graft_steps", REHEARSAL_STEPS),
+               ("repro.p1.multitask_continual.plan.MultitaskPlan", "tune_steps", REHEARSAL_STEPS),
+               ("repro.p1.multitask_continual.plan.MultitaskPlan", "n_eval", 16),
+               ("repro.p1.localization.plan.LocalizationPlan", "n_eval", 16),
+               ("repro.p1.calibration_ood.plan.CalibrationPlan", "n_eval", 16),
+               ("repro.p1.appendix.plan.AppendixPlan", "n_eval", 16),
+               ("repro.p2.disentanglement.plan.DisentanglementPlan", "n_grid", 16),
+               ("repro.p2.disentanglement.plan.DisentanglementPlan", "grid_points", 3),
+               ("repro.p2.disentanglement.plan.DisentanglementPlan", "n_eval", 16),
+               ("repro.p2.appendix.plan.AppendixPlan", "n_test_ablation", 16),
+               ("repro.p2.structure_cost.plan.StructureCostPlan", "iterations", 2),
+               ("repro.p2.structure_cost.plan.StructureCostPlan", "warmup", 1),
+               ("repro.p2.structure_cost.plan.StructureCostPlan", "isolate", False)),
     stand_ins=(("roberta-base", "tiny-roberta"), ("roberta-base-cls", "tiny-roberta-cls"), ("gpt2", "tiny-gpt2"),
                ("clip-vit-b32", "tiny-clip"), ("t5-small", "tiny-t5"), ("t5-base", "tiny-t5"),
                ("t5-large", "tiny-t5")),

@@ -20,6 +20,7 @@ from repro.artifacts import (KEY_SCHEME, STORE_FIELD, ArtifactError, ArtifactSto
                              load_json_artifact, load_tensors, read_json, save_json_artifact, save_tensors,
                              stale_reason, tensor_digest)
 from repro.data import Example, TaskData, get_spec, load_task
+from repro.jobs import finetune_fields, graft_fields
 from repro.core.checks import check_finite, check_pair
 from repro.core.evaluation import Predictions, predict, score
 from repro.core.finetune import TrainResult, train
@@ -319,10 +320,9 @@ class Workbench:
         seed = self.seed if seed is None else seed
         datas = {t: self.task(t, k=k, seed=seed) for t in tasks}
         mask_key = trainable if isinstance(trainable, str) else f"mask:{trainable.count()}:{trainable.digest()}"
-        config = {"tasks": tasks, "k": k or self.profile.k_shot, "seed": seed, "recipe": asdict(recipe),
-                  "trainable": mask_key, "l1": l1_lambda, "linearized": linearized, **self.data_key(), "tag": tag,
-                  "heads": "linear" if self.linear_heads else "zero-shot", **self.precision_key(),
-                  **({"task_sampling": "uniform"} if len(tasks) > 1 else {})}  # a multi-task model's batch rule
+        config = {**finetune_fields(tasks, k or self.profile.k_shot, seed, recipe, mask_key, l1_lambda, linearized, tag,
+                                    "linear" if self.linear_heads else "zero-shot"),
+                  **self.data_key(), **self.precision_key()}
         heads = [n for t in tasks for n in self.model.head_names(t)] if self.linear_heads else []
 
         def compute() -> tuple[dict[str, torch.Tensor], dict]:
@@ -408,10 +408,8 @@ class Workbench:
                           f"tensors (e.g. {absent[:2]}); they count as zero movement", RuntimeWarning, stacklevel=2)
         delta = {n: vector[n] if n in vector else torch.zeros_like(self.pre[n]) for n in names}
         base_key = base if isinstance(base, (int, float)) else f"mask:{base.count()}:{base.digest()}"
-        config = {"task": task, "k": k or p.k_shot, "seed": seed, "base": base_key, "scope": scope,
-                  "lr": recipe.lr, "steps": recipe.steps, "bs": recipe.batch_size,
-                  "max_examples": recipe.max_examples, "b": recipe.sigmoid_bias, "vector": tensor_digest(delta),
-                  "tag": tag, **({"max_dev": recipe.max_dev} if recipe.max_dev is not None else {})}
+        config = {**graft_fields(task, k or p.k_shot, seed, base_key, scope, recipe, tag),
+                  "vector": tensor_digest(delta)}
 
         def compute() -> tuple[Mask, dict]:
             res: GraftResult = learn_graft(self.model, task, delta, data.train, data.dev, base, recipe, seed=seed,
