@@ -43,6 +43,7 @@ from repro.data.fixtures import make_fixture_tree
 from repro.inventory import inventory
 from repro.jobrun import JobRunner, done_path
 from repro.paths import repo_root, results_path
+from repro.runner.workflow import pending
 
 PROFILE = "paper-rehearsal"
 FAMILIES: tuple[str, ...] = ("vision", "nlp")
@@ -127,13 +128,15 @@ def topological(jobs: Sequence[Any]) -> list[Any]:
 
 
 def run_in_process(family: str, notebooks: Sequence[str], root: Path) -> list[str]:
-    """Every job of the plan of ``notebooks`` without a done-marker, in this process, in dependency order
+    """Every job of the plan of ``notebooks`` without a trustworthy done-marker (:func:`repro.runner.workflow.pending`), in this process, in dependency order
     (:class:`repro.jobrun.JobRunner`); returns one line per failed job (its id and the error)."""
     jobs = inventory(PROFILE, [n for n in notebooks if n != "performance"], family)
     runner = JobRunner({j.id: j for j in jobs}, data_dir=root / "data", artifacts=root / "artifacts",
                        plan=f"{PROFILE} --family {family}")
     failed: list[str] = []
-    todo = [j for j in topological(jobs) if not done_path(j.id, root / "artifacts").exists()]
+    os.environ.setdefault("TQDM_DISABLE", "1")  # a batch run: one progress line per 25 jobs, no bars
+    stale = set(pending([j.to_dict() for j in jobs], root / "artifacts"))  # no done-marker, or one that lies
+    todo = [j for j in topological(jobs) if j.id in stale]
     start = time.perf_counter()
     for i, job in enumerate(todo, 1):
         try:

@@ -12,7 +12,8 @@ Why floor division: for every k that is a multiple of ``scale`` (the paper's 64 
 real label holds at least k examples exactly when its fixture label holds at least k / scale.  So a task that is
 short of data at 4096-shot (RTE's ~1,250 per class, TREC, CR, MPQA, Subj, MRPC) is short in the fixture at
 4096 / scale, and one that is not (AGNews, MNLI, ...) is not.  Exceptions, all where k does not apply: a label with
-fewer than ``scale`` real examples keeps 1 (TREC's 9 ABBR test questions, 40-image DTD classes); ``cap`` (default
+fewer than ``scale`` real examples keeps 1 (TREC's 9 ABBR test questions, 40-image DTD classes), a text task's train
+label at least 2 (one train and one dev example at the paper's 64-shot, as TREC's 86 ABBR questions give); ``cap`` (default
 :data:`FIXTURE_CAP` = 4 × 4096 / 64, above every threshold of the paper plans) trims the big splits; the held-out
 split of a T5 task keeps at least 32 + 8 examples, since the official protocol takes an absolute 32 of them for
 validation (the vision hold-out's 5,000 cap and ImageNet's 5,000 val images are absolute sizes too: in a fixture
@@ -48,7 +49,11 @@ def fixture_k(k: int, scale: int = FIXTURE_SCALE) -> int:
 def fixture_counts(task: str, scale: int = FIXTURE_SCALE, cap: int = FIXTURE_CAP) -> dict[str, tuple[int, ...]]:
     """Per-split per-label counts of ``task``'s fixture (see the module doc)."""
     shape = DATASET_SHAPES[task]
-    out = {split: tuple(min(cap, max(1, c // scale)) for c in counts) for split, counts in shape.splits.items()}
+    # a text task's train label keeps at least 2, so it can still give a train and a dev example at 1-shot (the
+    # paper's 64-shot): TREC's 86 ABBR questions split at 64-shot, a single fixture example could not
+    least = {"train": 2} if shape.family == "text" else {}
+    out = {split: tuple(min(cap, max(least.get(split, 1), c // scale)) for c in counts)
+           for split, counts in shape.splits.items()}
     if shape.family == "nlp":  # the T5 protocol's 32 validation examples are an absolute size (spec D5)
         held = NLP_SOURCES[task].eval_split
         floor = -(-(N_VAL + 8) // shape.num_labels)  # 32 validation examples and at least 8 test ones
