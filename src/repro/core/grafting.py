@@ -17,7 +17,7 @@ import os
 import random
 import warnings
 from dataclasses import dataclass, field
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 import torch
 from repro.progress import progress_bar
@@ -223,12 +223,14 @@ def learn_graft(
     seed: int = 0,
     progress: bool = True,
     eval_batch_size: int = 64,
+    callback: Callable[[int], None] | None = None,
 ) -> GraftResult:
     """P1 Eq. 2-4: optimize S by manual gradient descent; keep the S whose rounded mask scores best on train+dev.
 
     ``base`` is γ_base as a Mask, or a sparsity s for the top-s movement region (0 gives γ_base = ∅, the
     multi-task setting of P1 §5).  ``recipe`` holds lr, steps, batch size, examples per step and the sigmoid
-    bias b.  The model must hold θ_pre on ``delta``'s tensors.
+    bias b.  The model must hold θ_pre on ``delta``'s tensors.  ``callback(step)``, if given, runs after each
+    whole step (update and scoring; 1-based ``step``): the bench times steps from inside one call with it.
     """
     lr, steps, batch_size = recipe.lr, recipe.steps, recipe.batch_size
     max_examples, sigmoid_bias = recipe.max_examples, recipe.sigmoid_bias
@@ -266,6 +268,8 @@ def learn_graft(
             best = tr + dv
             result.best_step, result.mask = step + 1, mask
             result.S = {n: s.clone() for n, s in S.items()}
+        if callback is not None:
+            callback(step + 1)
     model.train(was_training)
     return result
 
