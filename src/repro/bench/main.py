@@ -10,6 +10,7 @@ message when no GPU is available.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import time
@@ -120,7 +121,7 @@ def check_device(device: str) -> str | None:
 
 def run(device: str = "cpu", quick: bool = False, models: Sequence[str] | None = None,
         only: Sequence[str] | None = None, scaling: bool = True, book: bool = True, output: str | Path | None = None,
-        log: Callable[[str], None] = print) -> dict:
+        log: Callable[[str], None] = print, units_from: str | Path | None = None) -> dict:
     """Measure everything, print each row as it is measured, write the JSON; returns ``{"rows", "scaling"}``."""
     t_start = time.perf_counter()
     settings = QUICK if quick else FULL
@@ -170,6 +171,9 @@ def run(device: str = "cpu", quick: bool = False, models: Sequence[str] | None =
         r = book_rebuild_row("cpu")
         log(format_row(r))
         rows.append(r)
+    if units_from:  # units the steady bench does not time (TaLoS calibration, T5) from another measurement
+        for unit, v in json.loads(Path(units_from).read_text())["per_step"].items():
+            per_step.setdefault(unit, {**v, "model": f"from {units_from}"})
     hours = gpu_hours(per_step, device, log) if per_step else None
     total = time.perf_counter() - t_start
     path = resolve_path(output or "results/bench.json")
@@ -215,6 +219,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                     help="measure only these groups")
     ap.add_argument("--no-scaling", action="store_true", help="skip the scaling table")
     ap.add_argument("--no-book", action="store_true", help="skip the unchanged cpu-book rebuild")
+    ap.add_argument("--units-from", default=None, metavar="JSON",
+                    help="price the job kinds the steady bench does not time (talos_example, t5_*) from this file's "
+                         "per_step (benchmarks/gpu_paper_path.json); they are marked with their source")
     ap.add_argument("--output", default=None, metavar="PATH", help="JSON to write (default results/bench.json)")
     args = ap.parse_args(argv)
     problem = check_device(args.device)
@@ -224,5 +231,5 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(problem, file=sys.stderr)
         return 2
     run(args.device, args.quick, args.models, args.only, scaling=not args.no_scaling, book=not args.no_book,
-        output=args.output)
+        output=args.output, units_from=args.units_from)
     return 0

@@ -40,7 +40,7 @@ from repro.profiles import FinetuneRecipe, GraftRecipe
 from repro.report.verdicts import HOLDS, decide, paired_bootstrap
 
 #: the steady-state settings of ``--quick`` and of the full run
-QUICK_STEADY = dict(train_steps=120, graft_steps=4, graft_examples=16, eval_repeats=5, rounds=6, iterations=3)
+QUICK_STEADY = dict(train_steps=120, graft_steps=4, graft_examples=16, eval_repeats=5, rounds=5, iterations=2)
 FULL_STEADY = dict(train_steps=400, graft_steps=8, graft_examples=64, eval_repeats=9, rounds=12, iterations=5)
 #: steps dropped at the start of a long call (allocator and caches warming up)
 SKIP = 3
