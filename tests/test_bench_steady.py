@@ -132,3 +132,13 @@ def test_steady_report_rows_and_json(setup, tmp_path):
     assert all(report["kinds"][k]["gflop"] > 0 for k in report["kinds"])
     path = write_bench(tmp_path / "b.json", rows, extra={"steady": {"tiny": report}})
     assert json.loads(path.read_text())["steady"]["tiny"]["per_step"]["p1_ft_step"]["batch"] == 2
+
+
+def test_foreach_sgd_is_bitwise_the_per_tensor_update(setup):
+    """SGD with weight decay (the no-decay biases and LayerNorms form a second group) through torch._foreach_*."""
+    from repro.bench.steady import foreach_ab
+    from repro.core.finetune import MaskedOptimizer
+
+    ab = foreach_ab(setup, steps=4, rounds=2)
+    assert ab["max_abs_diff"] == 0.0 and len(ab["times"]["foreach"]) == 2
+    assert ab["verdict"] in ("holds", "does-not-hold", "inconclusive") and MaskedOptimizer.foreach is False

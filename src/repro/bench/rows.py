@@ -100,7 +100,9 @@ def format_row(row: Mapping[str, Any]) -> str:
 def summary(rows: Sequence[Mapping[str, Any]]) -> str:
     n_pass = sum(r["pass"] is True for r in rows)
     n_fail = sum(r["pass"] is False for r in rows)
-    return f"{n_pass} holds, {n_fail} does-not-hold, {len(rows) - n_pass - n_fail} report / not-testable"
+    n_open = sum(status(r) == "inconclusive" for r in rows)
+    return (f"{n_pass} holds, {n_fail} does-not-hold, {n_open} inconclusive, "
+            f"{len(rows) - n_pass - n_fail - n_open} report / not-testable")
 
 
 def write_bench(path: str | Path, rows: Sequence[Mapping[str, Any]], scaling: Sequence[Mapping[str, Any]] = (),

@@ -32,7 +32,7 @@ from torch.utils.flop_counter import FlopCounterMode
 from repro.bench.pairs import PAPER_LINEAR_TIME, PAPER_TALOS_TIME, Setup, restored, synthetic_vector, talos_mask
 from repro.bench.rows import make_row
 from repro.core.evaluation import predict
-from repro.core.finetune import train
+from repro.core.finetune import MaskedOptimizer, train
 from repro.core.grafting import learn_graft, movement_mask, scored_train
 from repro.device import sync
 from repro.p2.cost import measure_iteration
@@ -84,6 +84,31 @@ def train_steps(s: Setup, steps: int, batch: int = 2) -> list[float]:
         train(s.model, {s.task: s.examples}, _recipe(steps, batch), s.model.graftable_names(), progress=False,
               callback=clock)
     return clock.times()
+
+
+def foreach_ab(s: Setup, steps: int, rounds: int) -> dict[str, Any]:
+    """The batch-2 SGD step with the per-tensor update and with ``torch._foreach_*``
+    (:attr:`repro.core.finetune.MaskedOptimizer.foreach`), alternating whole ``train()`` calls ``rounds`` times each;
+    the parameters after the last pair are compared bit for bit."""
+    times: dict[str, list[float]] = {"per_tensor": [], "foreach": []}
+    final: dict[str, dict] = {}
+    saved = MaskedOptimizer.foreach
+    try:
+        for r in range(rounds):
+            for key in (("per_tensor", "foreach") if r % 2 == 0 else ("foreach", "per_tensor")):
+                MaskedOptimizer.foreach = key == "foreach"
+                clock = StepClock(s.device)
+                with restored(s.model):
+                    train(s.model, {s.task: s.examples}, _recipe(steps), s.model.graftable_names(), progress=False,
+                          callback=clock)
+                    final[key] = {n: p.detach().clone() for n, p in s.model.named_parameters()}
+                times[key].append(statistics.median(clock.times()))
+    finally:
+        MaskedOptimizer.foreach = saved
+    est, lo, hi = paired_bootstrap([times["foreach"], times["per_tensor"]], _median_ratio, n_resamples=1000)
+    diff = max(float((final["foreach"][n] - final["per_tensor"][n]).abs().max()) for n in final["foreach"])
+    return {"times": times, "ratio": est, "ci_low": lo, "ci_high": hi, "max_abs_diff": diff,
+            "verdict": decide(lo, hi, "<", 1.0), "claim": "foreach SGD step / per-tensor SGD step < 1"}
 
 
 def graft_setup(s: Setup, n_examples: int) -> tuple[dict, list, list, GraftRecipe]:
@@ -213,6 +238,11 @@ def steady_report(s: Setup, settings: dict, peak_gflops: float | None = None,
         kinds[k]["gflop"] = f / 1e9
         kinds[k]["gflops_achieved"] = f / med / 1e9 if med else None
         kinds[k]["fraction_of_peak"] = (f / med / 1e9 / peak_gflops) if (med and peak_gflops) else None
+    ab = None
+    if settings.get("foreach_ab") or torch.device(s.device).type == "cuda":
+        ab = foreach_ab(s, settings["train_steps"] // 2, settings.get("foreach_rounds", 3))
+        log(f"  foreach / per-tensor SGD step: {ab['ratio']:.3f}x, 95% CI [{ab['ci_low']:.3f}, {ab['ci_high']:.3f}] "
+            f"{ab['verdict']}; max |Δθ| {ab['max_abs_diff']:.2e}")
     t3 = table3_rounds(s, settings["rounds"], settings["iterations"])
     ratios = table3_ratios(t3)
     for r in ratios:
@@ -225,7 +255,8 @@ def steady_report(s: Setup, settings: dict, peak_gflops: float | None = None,
     for r in rows:
         r["seconds"] = spent
     return {"model": s.label, "device": s.device, "kinds": kinds, "table3_times": t3, "table3": ratios,
-            "flops": flops, "peak_gflops": peak_gflops, "per_step": per_step, "seconds": spent}, rows
+            "flops": flops, "peak_gflops": peak_gflops, "per_step": per_step, "foreach_sgd": ab,
+            "seconds": spent}, rows
 
 
 def _fmt(sp: dict) -> str:
