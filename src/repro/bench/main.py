@@ -129,8 +129,12 @@ def run(device: str = "cpu", quick: bool = False, models: Sequence[str] | None =
     unknown = [m for m in models if m not in MODELS]
     if unknown:
         raise ValueError(f"unknown model(s) {unknown}; choose from {sorted(MODELS)}")
+    load = os.getloadavg()
     log(f"repro bench: device {device}, {'quick' if quick else 'full'}, models {models}, "
-        f"{torch.get_num_threads()} threads")
+        f"{torch.get_num_threads()} threads, load average {load[0]:.1f}")
+    if device == "cpu" and load[0] > 0.5:  # CPU threads share cores with the other processes: ratios turn noisy
+        log(f"  note: the machine is busy (load {load[0]:.1f} on {os.cpu_count()} cores); CPU time ratios move "
+            "with it (on 2 cores at load 5, the graft / FT ratio ranged 1.1-2.0 between runs)")
     rows, points = [], []
     steady: dict[str, dict] = {}
     per_step: dict[str, dict] = {}
@@ -179,7 +183,8 @@ def run(device: str = "cpu", quick: bool = False, models: Sequence[str] | None =
     path = resolve_path(output or "results/bench.json")
     write_bench(path, rows, points, meta={"device": device, "quick": quick, "models": models,
                                           "threads": torch.get_num_threads(), "seconds": round(total, 1),
-                                          "torch": torch.__version__, "loadavg_end": list(os.getloadavg())},
+                                          "torch": torch.__version__, "loadavg_start": list(load),
+                                          "loadavg_end": list(os.getloadavg())},
                 extra={"steady": steady, "gpu_hours": hours})
     if points:
         log("\nscaling (time against parameters):")
