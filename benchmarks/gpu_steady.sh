@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Issue 33's GPU measurement, one prepared script (about 6-8 minutes on one H200): the steady-state bench at the
+# Issue 33's GPU measurement, one prepared script (not yet run; estimated 8-10 minutes on one H200, the two bench
+# commands can run as separate calls under a 10-minute limit): the steady-state bench at the
 # papers' sizes, then the GPU-hours priced from it.  Run from the repository root on a machine with a CUDA GPU:
 #
 #     bash benchmarks/gpu_steady.sh [OUT_DIR]        # default OUT_DIR: results/gpu-steady
@@ -8,7 +9,8 @@
 #   - per model (random-init roberta-base-sized = P1's units, ViT-B/32-sized = P2 vision's): the steady train step
 #     (one train() of 400 SGD steps at batch 2, per-step median and IQR), the graft step (one learn_graft() of 8
 #     steps over 64 examples + scoring), whole evaluations, each with GFLOP/s beside the torch.mm peak;
-#   - Table 3 (non-linear FT, linearized FT, TaLoS 90 % sparse) from 12 interleaved rounds: ratios with 95 % CIs and
+#   - the batch-2 SGD step with the foreach update vs the per-tensor one (ratio, CI, verdict, max |Δθ|);
+#   - Table 3 (non-linear FT, linearized FT, TaLoS 90 % sparse; fp32) from 12 interleaved rounds: ratios with 95 % CIs and
 #     holds / does-not-hold / inconclusive;
 #   - the graft pair (graft step vs FT fwd+bwd) and the TaLoS / linearized iteration pairs;
 #   - the paper profile's GPU-hours per notebook priced from the steady figures; the units the steady bench does not
