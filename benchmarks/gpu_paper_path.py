@@ -31,7 +31,6 @@ import json
 import sys
 import tempfile
 import time
-from collections import defaultdict
 from dataclasses import replace
 from pathlib import Path
 from typing import Callable
@@ -43,21 +42,21 @@ sys.path.insert(0, str(ROOT / "src"))
 
 from repro.core.evaluation import batches, predict  # noqa: E402
 from repro.core.finetune import train  # noqa: E402
-from repro.core.fisher import diagonal_fisher  # noqa: E402
+from repro.core.fisher import diagonal_fisher, talos_calibrate  # noqa: E402
+from repro.core.masks import Mask  # noqa: E402
 from repro.core.grafting import learn_graft  # noqa: E402
-from repro.inventory import inventory  # noqa: E402
+from repro.bench.hours import TRAINING_KINDS, estimate_hours, hours_by_kind, rate  # noqa: E402,F401
+from repro.inventory import inventory  # noqa: E402,F401 - the jobs priced (tests count them)
 from repro.data.tasks import ImageExample  # noqa: E402
-from repro.jobcall import ChapterJobs  # noqa: E402
-from repro.p2.efficiency import iteration_costs, method_masks, paper_ratios  # noqa: E402
-from repro.p2.zoo import method_jobs  # noqa: E402
+from repro.p2.efficiency import iteration_costs, paper_ratios  # noqa: E402
+from repro.p2.methods import LOTA_DENSITY  # noqa: E402
 from repro.profiles import NLP_RECIPE, VISION_RECIPE, FinetuneRecipe, GraftRecipe, Profile, get_profile  # noqa: E402
 from repro.workbench import Workbench  # noqa: E402
 
 #: the P2 methods of Table 3 (the inventory's P2 fine-tunes are priced at non-linear FT's rate × their own cost)
 TABLE3 = ("ft", "linearized", "l-lora", "lota", "talos")
-#: job kinds priced at a model's training rate, and those priced at its evaluation rate (× 3: the inventory counts
-#: an evaluated example as 1/3 of an example-pass)
-TRAINING_KINDS = {"finetune", "adapter", "continual", "graft", "joint-graft", "fish", "tracking", "mask"}
+#: job kinds priced at a model's evaluation rate (× 3: the inventory counts an evaluated example as 1/3 of an
+#: example-pass); the training kinds and the pricing itself are repro.bench.hours' (repro bench uses them too)
 EVAL_KINDS = {"arithmetic", "merge", "drift"}
 
 
@@ -142,17 +141,26 @@ def measure_p1(prof: Profile, device: torch.device, steps: int, warmup: int, tmp
     return out
 
 
+def cost_masks(wb: Workbench, task: str) -> dict[str, Mask]:
+    """LoTA's and TaLoS's trainable masks for the cost measurement (random-init weights: what matters is their
+    density and which tensors they freeze): TaLoS = one calibration round at its sparsity on 16 training examples
+    (P2 Alg. 1), LoTA = a uniformly random region at LoTA's density (its task-vector magnitudes are not there)."""
+    names = wb.names("maskable")
+    talos, _ = talos_calibrate(wb.model, _repeat(wb.task(task).train, 16), task, names,
+                               sparsity=wb.profile.talos.sparsity, rounds=1, progress=False)
+    shapes = Mask.shapes_of({n: wb.model.get_parameter(n) for n in names})
+    total = sum(wb.model.get_parameter(n).numel() for n in names)
+    return {"talos": talos, "lota": Mask.random(shapes, int(LOTA_DENSITY * total), seed=0)}
+
+
 def measure_vision(prof: Profile, device: torch.device, steps: int, warmup: int, tmp: Path) -> tuple[dict, list]:
     """P2 on ViT-B/32: Table 3 (every method's iteration at the recipe batch), TaLoS example, eval example."""
     vprof = prof.for_p2("vision")
     wb = Workbench(vprof, artifacts_dir=tmp / "vision")
     task = vprof.p2_tasks[0]
     bs = vprof.p2_finetune.batch_size
-    # the LoTA / TaLoS masks through the zoo's declared jobs, as the Table 3 notebook obtains them
-    zoo = ChapterJobs(wb, "gpu-bench", None, specs=[s for m in ("ft", "talos")
-                                                   for s in method_jobs(vprof, "gpu-bench", task, m, wb.seed)])
-    rows = iteration_costs(wb, task, method_masks(zoo, task, TABLE3), methods=TABLE3, iterations=steps,
-                           warmup=warmup, device=str(device), subprocess=device.type == "cuda")
+    rows = iteration_costs(wb, task, cost_masks(wb, task), methods=TABLE3, iterations=steps, warmup=warmup,
+                           device=str(device), subprocess=device.type == "cuda")
     ft = next(r for r in rows if r["key"] == "ft")
     paper = paper_ratios(3)
     out = {}
@@ -215,56 +223,6 @@ def measure_loader(prof: Profile, tmp: Path, workers: int, n_batches: int) -> di
         seen = sum(len(b["labels"]) for _, b in batches(wb.model, plan, train=True, seed=0, num_workers=w))
         out[str(w)] = seen / (time.perf_counter() - start)
     return {"images_per_s": out, "batch": bs, "batches": n_batches}
-
-
-def rate(kind: str, family: str, per_step: dict, batch: int = 2) -> float:
-    """Seconds per example-pass of a job of ``kind`` on the model of ``family`` ("" = P1's roberta-base); a P1
-    training run at ``batch`` 2 (the official SGD recipe) is priced by the measured batch-2 step, a larger batch by
-    the per-example rate of the graft's batch-8 gradients."""
-    if family == "":
-        if kind in ("finetune", "adapter", "continual") and batch <= 2:
-            return per_step["p1_ft_step"]["seconds"] / per_step["p1_ft_step"]["batch"]
-        if kind in TRAINING_KINDS:
-            return per_step["p1_graft_example"]["seconds"]
-        return 3 * per_step["p1_eval_example"]["seconds"]
-    if family == "vision":
-        if kind == "mask":
-            return per_step["talos_example"]["seconds"]
-        if kind in TRAINING_KINDS:
-            return per_step["vit_ft_step"]["seconds"] / per_step["vit_ft_step"]["batch"]
-        return 3 * per_step["vit_eval_example"]["seconds"]
-    if kind in TRAINING_KINDS:  # T5 (nlp, nlp-base): the t5-base step
-        return per_step["t5_ft_step"]["seconds"] / per_step["t5_ft_step"]["batch"]
-    return 3 * per_step["t5_eval_example"]["seconds"]
-
-
-def estimate_hours(per_step: dict, profile: str = "paper") -> dict[str, dict]:
-    """GPU-hours and job counts per notebook of ``profile``'s plans, per P2 family (P1 counted once)."""
-    out: dict[str, dict] = {}
-    for family in ("vision", "nlp"):
-        jobs = inventory(profile, family=family)
-        hours: dict[str, float] = defaultdict(float)
-        counts: dict[str, int] = defaultdict(int)
-        for job in jobs:
-            nb = job.notebooks[0]
-            if family == "nlp" and not nb.startswith("p2"):
-                continue  # P1 is the same in both; counted with the vision family
-            batch = int((job.kwargs.get("recipe") or {}).get("batch_size", 2))
-            hours[nb] += job.cost * rate(job.kind, job.family if nb.startswith("p2") else "", per_step, batch) / 3600
-            counts[nb] += 1
-        out[family] = {nb: {"jobs": counts[nb], "gpu_hours": hours[nb]} for nb in counts}
-    return out
-
-
-def hours_by_kind(per_step: dict, profile: str = "paper") -> dict[str, float]:
-    """GPU-hours of the vision-family plans per (notebook, kind, k): where the time goes."""
-    out: dict[str, float] = defaultdict(float)
-    for job in inventory(profile, family="vision"):
-        nb = job.notebooks[0]
-        batch = int((job.kwargs.get("recipe") or {}).get("batch_size", 2))
-        key = f"{nb} {job.kind}" + (f" k={job.kwargs['k']}" if "k" in job.kwargs else "")
-        out[key] += job.cost * rate(job.kind, job.family if nb.startswith("p2") else "", per_step, batch) / 3600
-    return dict(sorted(out.items(), key=lambda kv: -kv[1]))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -10,6 +10,8 @@ message when no GPU is available.
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -19,7 +21,9 @@ import torch
 
 from repro.bench.pairs import PAIRS, Setup, run_pairs
 from repro.bench.rows import format_row, summary, write_bench
-from repro.bench.scaling import blocks, book_rebuild_row, flops_rows, scaling_rows
+from repro.bench.scaling import blocks, book_rebuild_row, flops_rows, matmul_peak_gflops, scaling_rows
+from repro.bench.steady import FULL_STEADY, QUICK_STEADY, steady_report
+from repro.bench.hours import estimate_hours, hours_by_kind, total_hours
 from repro.data import Example, TaskSpec
 from repro.data.tasks import ImageExample
 from repro.models.clip import CLIPImageClassifier
@@ -117,7 +121,7 @@ def check_device(device: str) -> str | None:
 
 def run(device: str = "cpu", quick: bool = False, models: Sequence[str] | None = None,
         only: Sequence[str] | None = None, scaling: bool = True, book: bool = True, output: str | Path | None = None,
-        log: Callable[[str], None] = print) -> dict:
+        log: Callable[[str], None] = print, units_from: str | Path | None = None) -> dict:
     """Measure everything, print each row as it is measured, write the JSON; returns ``{"rows", "scaling"}``."""
     t_start = time.perf_counter()
     settings = QUICK if quick else FULL
@@ -125,9 +129,15 @@ def run(device: str = "cpu", quick: bool = False, models: Sequence[str] | None =
     unknown = [m for m in models if m not in MODELS]
     if unknown:
         raise ValueError(f"unknown model(s) {unknown}; choose from {sorted(MODELS)}")
+    load = os.getloadavg()
     log(f"repro bench: device {device}, {'quick' if quick else 'full'}, models {models}, "
-        f"{torch.get_num_threads()} threads")
+        f"{torch.get_num_threads()} threads, load average {load[0]:.1f}")
+    if device == "cpu" and load[0] > 0.5:  # CPU threads share cores with the other processes: ratios turn noisy
+        log(f"  note: the machine is busy (load {load[0]:.1f} on {os.cpu_count()} cores); CPU time ratios move "
+            "with it (on 2 cores at load 5, the graft / FT ratio ranged 1.1-2.0 between runs)")
     rows, points = [], []
+    steady: dict[str, dict] = {}
+    per_step: dict[str, dict] = {}
     for key in models:
         t0 = time.perf_counter()
         s = setup_for(key, device, settings)
@@ -136,6 +146,14 @@ def run(device: str = "cpu", quick: bool = False, models: Sequence[str] | None =
         if only is None or "flops" in only:
             got = flops_rows(s)
             log(format_row(got[0]))
+            rows += got
+        if only is None or "steady" in only:
+            log(f"steady state ({s.label}):")
+            peak = matmul_peak_gflops(s.device)
+            report, got = steady_report(s, QUICK_STEADY if quick else FULL_STEADY, peak, log)
+            steady[key] = report
+            for unit, v in report["per_step"].items():
+                per_step.setdefault(unit, {**v, "model": s.label})  # the first model measuring a unit prices it
             rows += got
         if scaling and (only is None or "scaling" in only) and (key == models[0] or not quick):
             depth = len(blocks(s.model))
@@ -157,11 +175,17 @@ def run(device: str = "cpu", quick: bool = False, models: Sequence[str] | None =
         r = book_rebuild_row("cpu")
         log(format_row(r))
         rows.append(r)
+    if units_from:  # units the steady bench does not time (TaLoS calibration, T5) from another measurement
+        for unit, v in json.loads(Path(units_from).read_text())["per_step"].items():
+            per_step.setdefault(unit, {**v, "model": f"from {units_from}"})
+    hours = gpu_hours(per_step, device, log) if per_step else None
     total = time.perf_counter() - t_start
     path = resolve_path(output or "results/bench.json")
     write_bench(path, rows, points, meta={"device": device, "quick": quick, "models": models,
                                           "threads": torch.get_num_threads(), "seconds": round(total, 1),
-                                          "torch": torch.__version__})
+                                          "torch": torch.__version__, "loadavg_start": list(load),
+                                          "loadavg_end": list(os.getloadavg())},
+                extra={"steady": steady, "gpu_hours": hours})
     if points:
         log("\nscaling (time against parameters):")
         for p in points:
@@ -170,7 +194,23 @@ def run(device: str = "cpu", quick: bool = False, models: Sequence[str] | None =
                 f"{p['graft_step_s']:.4f} s  FT fwd+bwd {p['ft_fwd_bwd_s']:.4f} s  Fisher round "
                 f"{p['fisher_round_s']:.3f} s{loop}")
     log(f"\n{summary(rows)}; total {total:.1f} s; wrote {path}")
-    return {"rows": rows, "scaling": points}
+    return {"rows": rows, "scaling": points, "steady": steady, "gpu_hours": hours}
+
+
+def gpu_hours(per_step: dict[str, dict], device: str, log: Callable[[str], None] = print) -> dict:
+    """The paper profile's hours per notebook priced at the steady-state figures (:mod:`repro.bench.hours`); on the
+    CPU the measured models stand in for the paper's (device-hours of this machine, not a GPU estimate)."""
+    est = estimate_hours(per_step)
+    total = total_hours(est)
+    log(f"\npaper profile, {device}-hours from the steady-state figures "
+        f"(priced on {sorted({v['model'] for v in per_step.values()})}):")
+    for family, nbs in est.items():
+        for nb, v in nbs.items():
+            h = "not measured" if v["gpu_hours"] is None else f"{v['gpu_hours']:9.1f} h"
+            log(f"  {family:7s} {nb:24s} {v['jobs']:5d} jobs {h}")
+    log(f"  total: {'not measured (some job kinds were not timed)' if total is None else f'{total:.1f} h'}")
+    return {"device": device, "per_step": per_step, "by_notebook": est, "total": total,
+            "by_kind": dict(list(hours_by_kind(per_step).items())[:10])}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -180,10 +220,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
     ap.add_argument("--models", nargs="+", choices=sorted(MODELS), default=None,
                     help="models to measure (default: minilm on cpu; + roberta-base-sized, vit-b32-sized on cuda)")
-    ap.add_argument("--only", nargs="+", choices=sorted(PAIRS) + ["flops", "scaling", "book"], default=None,
+    ap.add_argument("--only", nargs="+", choices=sorted(PAIRS) + ["flops", "scaling", "book", "steady"], default=None,
                     help="measure only these groups")
     ap.add_argument("--no-scaling", action="store_true", help="skip the scaling table")
     ap.add_argument("--no-book", action="store_true", help="skip the unchanged cpu-book rebuild")
+    ap.add_argument("--units-from", default=None, metavar="JSON",
+                    help="price the job kinds the steady bench does not time (talos_example, t5_*) from this file's "
+                         "per_step (benchmarks/gpu_paper_path.json); they are marked with their source")
     ap.add_argument("--output", default=None, metavar="PATH", help="JSON to write (default results/bench.json)")
     args = ap.parse_args(argv)
     problem = check_device(args.device)
@@ -193,5 +236,5 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(problem, file=sys.stderr)
         return 2
     run(args.device, args.quick, args.models, args.only, scaling=not args.no_scaling, book=not args.no_book,
-        output=args.output)
+        output=args.output, units_from=args.units_from)
     return 0

@@ -29,7 +29,7 @@ import torch
 
 from repro.core.evaluation import forward, predict
 from repro.core.fisher import TARGETS, diagonal_fisher, sample_labels, talos_calibrate, talos_select
-from repro.core.grafting import graft_update, init_scores, movement_mask
+from repro.core.grafting import base_entries, graft_update, init_scores, movement_mask
 from repro.core.masks import Mask
 from repro.core.taskvec import TaskVector
 from repro.data import chunks
@@ -113,10 +113,11 @@ def graft_pair(s: Setup) -> tuple[Callable, Callable, dict]:
     base = movement_mask(delta, 1e-4)
     base = Mask({n: t.to(s.device) for n, t in base.tensors.items()}, base.shapes)
     S = init_scores(delta, seed=0)
+    idx = base_entries(base, S)  # once per learn_graft call, as there
     model.eval()  # the official grafting step runs the model in eval mode; FT is timed in eval mode too
 
     def ours():
-        return graft_update(model, s.task, ex, delta, S, base, lr=1e7, batch_size=len(ex))  # learn_graft's step
+        return graft_update(model, s.task, ex, delta, S, base, lr=1e7, batch_size=len(ex), idx=idx)  # learn_graft's
 
     def plain_ft():
         with trainable(model, names):

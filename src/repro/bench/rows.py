@@ -76,7 +76,10 @@ def validate_rows(rows: Iterable[Mapping[str, Any]]) -> None:
 
 def status(row: Mapping[str, Any]) -> str:
     """The row's verdict in the claims' words: ``holds`` / ``does-not-hold``; ``report`` for a measured row without a
-    target; ``not-testable`` where nothing was measured."""
+    target; ``not-testable`` where nothing was measured.  A row judged from a CI carries its own ``verdict``
+    (``inconclusive`` when the CI straddles the bound)."""
+    if row.get("verdict"):
+        return str(row["verdict"])
     if row["pass"] is True:
         return "holds"
     if row["pass"] is False:
@@ -97,19 +100,23 @@ def format_row(row: Mapping[str, Any]) -> str:
 def summary(rows: Sequence[Mapping[str, Any]]) -> str:
     n_pass = sum(r["pass"] is True for r in rows)
     n_fail = sum(r["pass"] is False for r in rows)
-    return f"{n_pass} holds, {n_fail} does-not-hold, {len(rows) - n_pass - n_fail} report / not-testable"
+    n_open = sum(status(r) == "inconclusive" for r in rows)
+    return (f"{n_pass} holds, {n_fail} does-not-hold, {n_open} inconclusive, "
+            f"{len(rows) - n_pass - n_fail - n_open} report / not-testable")
 
 
 def write_bench(path: str | Path, rows: Sequence[Mapping[str, Any]], scaling: Sequence[Mapping[str, Any]] = (),
-                meta: Mapping[str, Any] | None = None) -> Path:
-    """Write ``{"meta", "rows", "scaling"}`` as JSON (atomically: a temporary file, then rename)."""
+                meta: Mapping[str, Any] | None = None, extra: Mapping[str, Any] | None = None) -> Path:
+    """Write ``{"meta", "rows", "scaling", **extra}`` as JSON (atomically: a temporary file, then rename);
+    ``extra``: e.g. ``steady`` and ``gpu_hours`` (:mod:`repro.bench.steady`)."""
     validate_rows(rows)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     info = {"created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
             "machine": platform.machine(), "python": platform.python_version(), **(meta or {})}
     tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps({"meta": info, "rows": list(rows), "scaling": list(scaling)}, indent=1) + "\n")
+    tmp.write_text(json.dumps({"meta": info, "rows": list(rows), "scaling": list(scaling), **(extra or {})},
+                              indent=1) + "\n")
     tmp.replace(path)
     return path
 

@@ -17,7 +17,7 @@ import os
 import random
 import warnings
 from dataclasses import dataclass, field
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 import torch
 from repro.progress import progress_bar
@@ -30,21 +30,30 @@ from repro.models.base import Classifier
 from repro.profiles import GraftRecipe
 
 
-def graft_fraction(S: Mapping[str, torch.Tensor], base: Mask, sigmoid_bias: float = 10.0) -> dict[str, torch.Tensor]:
-    """P1 Eq. 3 (as coded): frac = γ_base ⊙ (1 − σ(S − b)) + (1 − γ_base) ⊙ σ(S − b)."""
+def graft_fraction(S: Mapping[str, torch.Tensor], base: Mask, sigmoid_bias: float = 10.0,
+                   idx: Mapping[str, torch.Tensor] | None = None) -> dict[str, torch.Tensor]:
+    """P1 Eq. 3 (as coded): frac = γ_base ⊙ (1 − σ(S − b)) + (1 − γ_base) ⊙ σ(S − b).  ``idx``: γ_base's
+    entries per tensor (:func:`base_entries`), when the caller already has them."""
+    idx = idx or {}
     out = {}
     for n, s in S.items():
         if s.requires_grad:  # differentiable form (the in-place one below would break autograd through S)
             g = base.tensors[n].to(s.device, s.dtype)
             out[n] = g + (1 - 2 * g) * torch.sigmoid(s - sigmoid_bias)
         else:  # the same values: σ where γ_base = 0, 1 − σ on the (sparse) γ_base entries
-            out[n] = _flip_base_(s.sub(sigmoid_bias).sigmoid_(), _base_entries(base, n, s.device), one_minus=True)
+            i = idx[n] if n in idx else _base_entries(base, n, s.device)
+            out[n] = _flip_base_(s.sub(sigmoid_bias).sigmoid_(), i, one_minus=True)
     return out
 
 
 def _base_entries(base: Mask, name: str, device: torch.device) -> torch.Tensor:
     """Flat indices of the γ_base = 1 entries of tensor ``name`` (γ_base is sparse: indexing beats full passes)."""
     return base.tensors[name].to(device).reshape(-1).nonzero().reshape(-1)
+
+
+def base_entries(base: Mask, S: Mapping[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """γ_base's flat entry indices of every tensor of ``S`` (fixed for a whole graft: computed once per call)."""
+    return {n: _base_entries(base, n, s.device) for n, s in S.items()}
 
 
 def _flip_base_(t: torch.Tensor, idx: torch.Tensor, one_minus: bool) -> torch.Tensor:
@@ -148,9 +157,10 @@ def init_scores(delta: Mapping[str, torch.Tensor], seed: int) -> dict[str, torch
     return {n: torch.rand(d.shape, generator=gen).to(d.device, d.dtype) for n, d in delta.items()}
 
 
-def rounded_mask(S: Mapping[str, torch.Tensor], base: Mask, sigmoid_bias: float = 10.0) -> Mask:
+def rounded_mask(S: Mapping[str, torch.Tensor], base: Mask, sigmoid_bias: float = 10.0,
+                 idx: Mapping[str, torch.Tensor] | None = None) -> Mask:
     """P1 §3.1: the binary graft round(frac) (torch.round: a frac of exactly 0.5 rounds to 0)."""
-    frac = graft_fraction(S, base, sigmoid_bias)
+    frac = graft_fraction(S, base, sigmoid_bias, idx)
     return Mask({n: f > 0.5 for n, f in frac.items()}, base.shapes)
 
 
@@ -172,15 +182,16 @@ def _step_into(u: torch.Tensor, s: torch.Tensor, idx: torch.Tensor, sigmoid_bias
 
 def graft_update(model: Classifier, task: str, examples: Sequence[Example], delta: Mapping[str, torch.Tensor],
                  S: Mapping[str, torch.Tensor], base: Mask, lr: float, sigmoid_bias: float = 10.0,
-                 batch_size: int = 8) -> dict[str, torch.Tensor]:
+                 batch_size: int = 8, idx: Mapping[str, torch.Tensor] | None = None) -> dict[str, torch.Tensor]:
     """P1 Eq. 2-4, one whole mask step fused (= graft_step(S, graft_gradient(..., graft_fraction(S)), ...)).
 
     Per eligible tensor it holds at most the grafted θ (built in the buffer of σ(S − b)), one gradient buffer
     (summed over the batches by autograd) and σ(S − b) recomputed after the backward, 9 elementwise passes
     in all; equal to the unfused steps up to float rounding.  Returns the new S (``S`` itself is not modified).
+    ``idx``: γ_base's entries (:func:`base_entries`), computed here when not given.
     """
     own = dict(model.named_parameters())
-    idx = {n: _base_entries(base, n, s.device) for n, s in S.items()}
+    idx = base_entries(base, S) if idx is None else idx
     theta, frac = {}, None
     for n, s in S.items():  # θ = θ_pre + frac ⊙ Δ, frac = σ(S − b) flipped to 1 − σ on γ_base
         frac = _flip_base_(s.sub(sigmoid_bias).sigmoid_(), idx[n], one_minus=True)
@@ -223,12 +234,14 @@ def learn_graft(
     seed: int = 0,
     progress: bool = True,
     eval_batch_size: int = 64,
+    callback: Callable[[int], None] | None = None,
 ) -> GraftResult:
     """P1 Eq. 2-4: optimize S by manual gradient descent; keep the S whose rounded mask scores best on train+dev.
 
     ``base`` is γ_base as a Mask, or a sparsity s for the top-s movement region (0 gives γ_base = ∅, the
     multi-task setting of P1 §5).  ``recipe`` holds lr, steps, batch size, examples per step and the sigmoid
-    bias b.  The model must hold θ_pre on ``delta``'s tensors.
+    bias b.  The model must hold θ_pre on ``delta``'s tensors.  ``callback(step)``, if given, runs after each
+    whole step (update and scoring; 1-based ``step``): the bench times steps from inside one call with it.
     """
     lr, steps, batch_size = recipe.lr, recipe.steps, recipe.batch_size
     max_examples, sigmoid_bias = recipe.max_examples, recipe.sigmoid_bias
@@ -249,16 +262,17 @@ def learn_graft(
         dv = evaluate(model, scored_dev, task, theta, batch_size=eval_batch_size)["value"] if dev else 0.0
         return tr, dv
 
-    result = GraftResult(mask=rounded_mask(S, base, sigmoid_bias), S={n: s.clone() for n, s in S.items()},
+    idx = base_entries(base, S)  # γ_base is fixed: its entries once per call, not twice per step
+    result = GraftResult(mask=rounded_mask(S, base, sigmoid_bias, idx), S={n: s.clone() for n, s in S.items()},
                          base_count=base.count())
     best = 0.0
     for step in progress_bar(range(steps), enabled=progress, desc=f"graft {task}", leave=False):
         sample = list(train)
         rng.shuffle(sample)  # random sampler, as the official loader
         sample = sample[:max_examples]
-        S = graft_update(model, task, sample, delta, S, base, lr, sigmoid_bias, batch_size)
+        S = graft_update(model, task, sample, delta, S, base, lr, sigmoid_bias, batch_size, idx)
         check_finite(S, f"grafting {task}: scores S", step + 1)
-        mask = rounded_mask(S, base, sigmoid_bias)
+        mask = rounded_mask(S, base, sigmoid_bias, idx)
         tr, dv = score(mask)
         result.history.append({"step": step + 1, "train": tr, "dev": dv, "score": tr + dv,
                                "count": mask.count(), "density": mask.density()})
@@ -266,6 +280,8 @@ def learn_graft(
             best = tr + dv
             result.best_step, result.mask = step + 1, mask
             result.S = {n: s.clone() for n, s in S.items()}
+        if callback is not None:
+            callback(step + 1)
     model.train(was_training)
     return result
 
