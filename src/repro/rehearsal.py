@@ -11,9 +11,10 @@ divided by 64) and 2-step recipes.  A rehearsal:
    ``repro job run ID`` in its own process, upstream artifacts read-only; then every notebook's render with the store
    read-only (a render that would compute anything fails naming the artifact); then the book (target ``book``; or
    the renders alone, target ``notebooks``);
-   With ``in_process`` the jobs themselves run first in this process instead (:class:`repro.jobrun.JobRunner`, the
-   very code of ``repro job run``: a fresh Workbench per job, upstream artifacts read-only, the same done-markers),
-   in dependency order; Snakemake then finds every job done and runs the renders and the book.  A job process costs
+   With ``in_process`` the jobs themselves run first in ``cores`` long-lived worker processes instead
+   (:class:`repro.jobrun.JobRunner`, the very code of ``repro job run``: a fresh Workbench per job, upstream
+   artifacts read-only, the same done-markers), each as soon as its upstream jobs are done; Snakemake then finds
+   every job done and runs the renders and the book.  A job process costs
    about 12 CPU-seconds of imports and set-up on 2 cores (open_clip, torchvision, transformers), which for the 1,088
    jobs of the vision plan is over an hour before any job computes; in one process it is paid once.
 3. checks what the DAG produced: a done-marker for every job of the plan (a job the DAG never reached is a failure
@@ -27,7 +28,9 @@ divided by 64) and 2-step recipes.  A rehearsal:
 from __future__ import annotations
 
 import argparse
+import concurrent.futures as cf
 import json
+import multiprocessing
 import os
 import subprocess
 import sys
@@ -107,46 +110,67 @@ def check_outputs(family: str, root: Path, notebooks: Sequence[str]) -> tuple[Co
     return Counter(j.kind for j in jobs), problems
 
 
-def topological(jobs: Sequence[Any]) -> list[Any]:
-    """``jobs`` with every job after the jobs it depends on (the plan's order otherwise)."""
-    by_id = {j.id: j for j in jobs}
-    done: dict[str, Any] = {}
-
-    def visit(job: Any, path: tuple[str, ...] = ()) -> None:
-        if job.id in done:
-            return
-        if job.id in path:
-            raise ValueError(f"dependency cycle through {job.id}")
-        for d in job.deps:
-            if d in by_id:
-                visit(by_id[d], (*path, job.id))
-        done[job.id] = job
-
-    for j in jobs:
-        visit(j)
-    return list(done.values())
+_RUNNER: JobRunner | None = None
 
 
-def run_in_process(family: str, notebooks: Sequence[str], root: Path) -> list[str]:
-    """Every job of the plan of ``notebooks`` without a trustworthy done-marker (:func:`repro.runner.workflow.pending`), in this process, in dependency order
-    (:class:`repro.jobrun.JobRunner`); returns one line per failed job (its id and the error)."""
-    jobs = inventory(PROFILE, [n for n in notebooks if n != "performance"], family)
-    runner = JobRunner({j.id: j for j in jobs}, data_dir=root / "data", artifacts=root / "artifacts",
-                       plan=f"{PROFILE} --family {family}")
-    failed: list[str] = []
+def _start_worker(family: str, notebooks: Sequence[str], root: str) -> None:
+    """A worker process's set-up: the plan and its job runner, built once (the imports are paid once per worker)."""
+    global _RUNNER
     os.environ.setdefault("TQDM_DISABLE", "1")  # a batch run: one progress line per 25 jobs, no bars
-    stale = set(pending([j.to_dict() for j in jobs], root / "artifacts"))  # no done-marker, or one that lies
-    todo = [j for j in topological(jobs) if j.id in stale]
+    jobs = inventory(PROFILE, [n for n in notebooks if n != "performance"], family)
+    _RUNNER = JobRunner({j.id: j for j in jobs}, data_dir=Path(root) / "data", artifacts=Path(root) / "artifacts",
+                        plan=f"{PROFILE} --family {family}")
+
+
+def _run_one(job_id: str) -> str | None:
+    """One job in a worker (:meth:`repro.jobrun.JobRunner.run`); the error as a line, None when it ran."""
+    assert _RUNNER is not None
+    try:
+        _RUNNER.run(job_id)
+        return None
+    except Exception as e:  # noqa: BLE001 - every failure is reported with its job id (UpstreamMissing too)
+        return f"{type(e).__name__}: {e}"
+
+
+def run_in_process(family: str, notebooks: Sequence[str], root: Path, workers: int = 2) -> list[str]:
+    """Every job of the plan of ``notebooks`` without a trustworthy done-marker (:func:`repro.runner.workflow.pending`),
+    in ``workers`` long-lived processes, each job as soon as its upstream jobs are done (the very code of ``repro
+    job run``: :class:`repro.jobrun.JobRunner`); returns one line per failed job (its id and the error).  A job whose
+    upstream job failed is not run and is reported as such."""
+    jobs = inventory(PROFILE, [n for n in notebooks if n != "performance"], family)
+    todo = {j.id: j for j in jobs if j.id in set(pending([j.to_dict() for j in jobs], root / "artifacts"))}
+    failed: dict[str, str] = {}
+    done: set[str] = set()
+    running: dict[Any, str] = {}
     start = time.perf_counter()
-    for i, job in enumerate(todo, 1):
-        try:
-            runner.run(job.id)
-        except Exception as e:  # noqa: BLE001 - every failure is reported with its job id (UpstreamMissing too)
-            failed.append(f"job {job.id} ({job.kind}, {', '.join(job.notebooks)}): {type(e).__name__}: {e}")
-        if i % 25 == 0 or i == len(todo):
-            print(f"rehearsal: {i}/{len(todo)} jobs in process, {len(failed)} failed, "
-                  f"{time.perf_counter() - start:.0f} s", flush=True)
-    return failed
+    ctx = multiprocessing.get_context("spawn")  # a fresh interpreter per worker (torch and threads)
+    with cf.ProcessPoolExecutor(workers, mp_context=ctx, initializer=_start_worker,
+                                initargs=(family, list(notebooks), str(root))) as pool:
+        while todo or running:
+            blocked = [i for i, j in todo.items() if any(d in failed for d in j.deps)]
+            for i in blocked:
+                failed[i] = f"not run: an upstream job failed ({next(d for d in todo[i].deps if d in failed)})"
+                del todo[i]
+            ready = [i for i, j in todo.items() if not any(d in todo or d in running.values() for d in j.deps)]
+            for i in ready[:max(0, 2 * workers - len(running))]:
+                running[pool.submit(_run_one, i)] = i
+                del todo[i]
+            if not running:
+                continue
+            finished, _ = cf.wait(list(running), return_when=cf.FIRST_COMPLETED)
+            for fut in finished:
+                i = running.pop(fut)
+                error = fut.result()
+                if error:
+                    failed[i] = error
+                else:
+                    done.add(i)
+                n = len(done) + len(failed)
+                if n % 25 == 0 or not (todo or running):
+                    print(f"rehearsal: {n} jobs run in {workers} worker processes, {len(failed)} failed, "
+                          f"{time.perf_counter() - start:.0f} s", flush=True)
+    by_id = {j.id: j for j in jobs}
+    return [f"job {i} ({by_id[i].kind}, {', '.join(by_id[i].notebooks)}): {e}" for i, e in failed.items()]
 
 
 def rehearse(family: str, only: Sequence[str] = (), root: str | Path | None = None, cores: int = 2,
@@ -167,7 +191,7 @@ def rehearse(family: str, only: Sequence[str] = (), root: str | Path | None = No
     start = time.perf_counter()
     if not (root / "data").is_dir():
         make_fixture_tree(root / "data", "all")
-    failed = run_in_process(family, notebooks, root) if in_process else []
+    failed = run_in_process(family, notebooks, root, cores) if in_process else []
     cmd = snakemake_command(family, root, only, cores, target)
     print("$ " + " ".join(cmd), flush=True)
     rc = subprocess.call(cmd, cwd=repo_root(), env={**os.environ, "REPRO_ARTIFACTS": str(root / "artifacts")})
@@ -200,4 +224,4 @@ if __name__ == "__main__":
     sys.exit(main())
 
 
-__all__ = ["FAMILIES", "PROFILE", "Rehearsal", "check_outputs", "main", "rehearse", "run_in_process", "snakemake_command", "topological"]
+__all__ = ["FAMILIES", "PROFILE", "Rehearsal", "check_outputs", "main", "rehearse", "run_in_process", "snakemake_command"]
