@@ -215,21 +215,6 @@ DEPARTURES: tuple[Departure, ...] = (
     ),
     # --- issue 32: the settings table (book/reference/paper_settings.csv, repro.paper_settings) ---
     Departure(
-        key="p1-section4-64shot", paper="P1",
-        sections=("p1-table2", "p1-table3", "p1-table6", "p1-table7", "p1-fig6", "p1-fig7", "p1-fig9", "p1-fig10"),
-        what="P1 §4 (ECE, OOD, WiSE, PEFT, train-test gaps) and the Figs. 9-10 placement grafts train at 64-shot",
-        paper_value="4096-shot: the paper reports 4096-shot unless it says otherwise; Tables 1, 6, 7 and Fig. 6 say "
-                    "4096-shot, and Table 2's ECE columns are at both 64- and 4096-shot",
-        ours="every model of the p1_calibration_ood chapter and the placement runs of p1_appendix train at the "
-             "profile's k_shot (64); the page shows these 64-shot values beside the paper's 4096-shot cells",
-        why="the §4 chapter reuses the localization chapter's 64-shot FT models and grafts (the same cached jobs); "
-            "a 4096-shot §4 needs its own plan field, jobs and notebook change (a 16,384-step FT per model)",
-        effect="not measured; at 64-shot FT is less over-confident than at 4096-shot (fewer steps), so the ECE gaps "
-               "and OOD gaps the paper reports at 4096-shot can be smaller here",
-        review="issue 32 item 1",
-        fields=("rule.p1_calibration_k", "rule.p1_placement_k"),
-    ),
-    Departure(
         key="p1-table5-sentiment", paper="P1", sections=("p1-table5",),
         what="Table 5's Sentiment row trains on SST-2 alone",
         paper_value="Sentiment = MR, CR, MPQA and SST-2 merged into one dataset (App. B.2)",

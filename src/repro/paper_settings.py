@@ -121,15 +121,18 @@ def _held_out(task: str, n_train: int, n_val: int = 0, n_test: int = 0) -> Calla
 
 
 def _calibration_k(p: Profile) -> int:
-    """The k-shot the P1 §4 chapter trains at (its jobs take the profile's k_shot)."""
-    return p.k_shot
+    """The k-shot the P1 §4 chapter trains at: the k of every fine-tune, graft and PEFT job it declares."""
+    from repro.p1.calibration_ood.jobs import jobs
+
+    ks = {int(j.kwargs["k"]) for j in jobs(p) if j.kind in ("finetune", "graft", "adapter")}
+    if len(ks) != 1:
+        raise ValueError(f"the P1 §4 chapter trains at several k-shot sizes {sorted(ks)}")
+    return ks.pop()
 
 
 def _placement_k(p: Profile) -> int:
-    """The k-shot of the Figs. 9-10 placement runs (p1_appendix: the profile's k_shot)."""
-    plan = chapter_plan("p1_appendix", p)
-    ks = {k for t, k in plan.splits(p) if t in plan.placement_tasks and k in (p.k_shot, p.k_shot_large)}
-    return min(ks)
+    """The k-shot of the Figs. 9-10 placement runs (p1_appendix's ``placement_k``: the k of their FT and grafts)."""
+    return chapter_plan("p1_appendix", p).placement_k or p.k_shot
 
 
 def _lota_iterations(p: Profile) -> int:
