@@ -43,6 +43,7 @@ def test_the_fixed_items_of_issue_32_are_equal():
     assert status["plan.p1_multitask_continual.k"] == "equal"
     assert status["rule.p1_calibration_k"] == "equal"  # item 1: P1 §4 at 4096-shot
     assert status["rule.p1_placement_k"] == "equal"  # item 1: Figs. 9-10 at 4096-shot
+    assert status["rule.p2_ft_scope"] == status["rule.p2_ft_scope_nlp"] == "equal"  # item 2: FT trains "all"
 
 
 def test_the_section4_chapter_shares_the_localization_chapters_4096_shot_models():

@@ -33,7 +33,6 @@ from repro.departures import DEPARTURES
 from repro.p1.localization.plan import VariantRecipes
 from repro.p1.multitask_continual.jobs import CONTINUAL_SEQUENCE
 from repro.p1.multitask_continual.plan import mt_recipe
-from repro.p2 import methods
 from repro.p2.arithmetic import NEGATION_THRESHOLD
 from repro.p2.methods import LORA_RANK
 from repro.paths import reference_dir
@@ -146,11 +145,18 @@ def _table4_calibration(p: Profile) -> int:
     return p.talos.rounds * fam.calibration_examples
 
 
-def _p2_ft_scope(p: Profile) -> str:
+def _p2_ft_scope(family: str) -> Callable[[Profile], str]:
+    """What the zoo's FT and Linearized FT jobs of ``family`` train: the ``trainable`` scope of their job kwargs."""
+    def rule(p: Profile) -> str:
+        from repro.p2.zoo import method_jobs
 
-
-    src = inspect.getsource(methods.finetune_method_run)
-    return "maskable" if 'trainable="maskable"' in src else "all"
+        prof = p.for_p2(family)
+        scopes = {method_jobs(prof, "p2_task_arithmetic", prof.p2_tasks[0], m, 13)[-1].kwargs["trainable"]
+                  for m in ("ft", "linearized")}
+        if len(scopes) != 1:
+            raise ValueError(f"FT and Linearized FT train different scopes {sorted(scopes)}")
+        return scopes.pop()
+    return rule
 
 
 def _one(value: Any) -> Callable[[Profile], Any]:
@@ -223,7 +229,8 @@ RULES: dict[str, Callable[[Profile], Any]] = {
     "p1_cr_test": _one("SetFit/SentEval-CR test split"),
     "p2_resisc45_val_share": _held_out("RESISC45", 18900, 6300, 6300),
     "p2_gtsrb_val_share": _held_out("GTSRB", 26640, 0, 12630),
-    "p2_ft_scope": _p2_ft_scope,
+    "p2_ft_scope": _p2_ft_scope("vision"),
+    "p2_ft_scope_nlp": _p2_ft_scope("nlp"),
     "p2_t5_templates": _one("our own prompts (repro.data.hub_nlp), answers as letters or numbers"),
     "p2_t5_early_stopping": _one(None),
     "p2_lota_calibration_iterations": _lota_iterations,

@@ -114,6 +114,12 @@ def family_setting(profile: Profile, name: str) -> Any:
     return getattr(fam if fam is not None else P2Family, name)
 
 
+def ft_scope(profile: Profile) -> str:
+    """The Workbench scope P2's FT and Linearized FT train (:attr:`repro.profiles.P2Family.ft_scope`): "all" for the
+    paper's families (every parameter the official FT trains), "maskable" for the "text" family and the cpu one."""
+    return family_setting(profile, "ft_scope")
+
+
 def describe_lrs(profile: Profile) -> str:
     """The P2 learning rates in words: ``3e-4`` (one shared rate), or ``3e-4; TaLoS and L-LoRA 3e-3``."""
     shared = f"{profile.p2_finetune.lr:g}"
@@ -239,9 +245,9 @@ def finetune_method_run(wb: "Workbench", task: str, method: str, *, seed: int | 
     seed = wb.seed if seed is None else seed
     recipe = recipe or p2_recipe(wb.profile, spec.key)
     if spec.key == "ft":
-        return wb.finetune_run(task, recipe, trainable="maskable", seed=seed, tag="p2")
+        return wb.finetune_run(task, recipe, trainable=ft_scope(wb.profile), seed=seed, tag="p2")
     if spec.key == "linearized":
-        return wb.finetune_run(task, recipe, trainable="maskable", linearized=True, seed=seed, tag="p2")
+        return wb.finetune_run(task, recipe, trainable=ft_scope(wb.profile), linearized=True, seed=seed, tag="p2")
     if spec.key == "l-lora":
         return _l_lora(wb, task, recipe, seed)
     if spec.key == "lota":
