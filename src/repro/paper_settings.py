@@ -30,11 +30,13 @@ from repro.data import get_spec
 from repro.data import hub_vision
 from repro.data.tasks import SHORT_DEV_FRACTION
 from repro.departures import DEPARTURES
+from repro.p1.calibration_ood.jobs import jobs as calibration_jobs
 from repro.p1.localization.plan import VariantRecipes
 from repro.p1.multitask_continual.jobs import CONTINUAL_SEQUENCE
 from repro.p1.multitask_continual.plan import mt_recipe
 from repro.p2.arithmetic import NEGATION_THRESHOLD
 from repro.p2.methods import LORA_RANK
+from repro.p2.zoo import method_jobs
 from repro.paths import reference_dir
 from repro.plans import plan_for
 from repro.profiles import PROFILES, Profile
@@ -121,9 +123,7 @@ def _held_out(task: str, n_train: int, n_val: int = 0, n_test: int = 0) -> Calla
 
 def _calibration_k(p: Profile) -> int:
     """The k-shot the P1 §4 chapter trains at: the k of every fine-tune, graft and PEFT job it declares."""
-    from repro.p1.calibration_ood.jobs import jobs
-
-    ks = {int(j.kwargs["k"]) for j in jobs(p) if j.kind in ("finetune", "graft", "adapter")}
+    ks = {int(j.kwargs["k"]) for j in calibration_jobs(p) if j.kind in ("finetune", "graft", "adapter")}
     if len(ks) != 1:
         raise ValueError(f"the P1 §4 chapter trains at several k-shot sizes {sorted(ks)}")
     return ks.pop()
@@ -148,8 +148,6 @@ def _table4_calibration(p: Profile) -> int:
 def _p2_ft_scope(family: str) -> Callable[[Profile], str]:
     """What the zoo's FT and Linearized FT jobs of ``family`` train: the ``trainable`` scope of their job kwargs."""
     def rule(p: Profile) -> str:
-        from repro.p2.zoo import method_jobs
-
         prof = p.for_p2(family)
         scopes = {method_jobs(prof, "p2_task_arithmetic", prof.p2_tasks[0], m, 13)[-1].kwargs["trainable"]
                   for m in ("ft", "linearized")}
