@@ -9,8 +9,10 @@ that *fine-tune* (the post-hoc methods TIES / TALL / DARE / Breadcrumbs re-use t
 ============  ===============  ====================================================================================
 key           P2 name          what is trained (all with :func:`p2_recipe`: the AdamW + cosine recipe)
 ============  ===============  ====================================================================================
-``ft``        Non-linear FT    every maskable tensor (P2 maskable set = backbone Linear + LayerNorm; embeddings and
-                               the frozen zero-shot heads stay at θ_0), Ilharco et al. 2023
+``ft``        Non-linear FT    the family's ``P2Family.ft_scope`` (:func:`ft_scope`): "all" on the paper's families,
+                               every parameter the official FT trains (CLIP's image tower, T5's whole network);
+                               "maskable" on the cpu / text families (backbone Linear + LayerNorm); the frozen
+                               zero-shot heads stay at θ_0 either way, Ilharco et al. 2023
 ``linearized`` Linearized FT   the same tensors of the first-order Taylor model f(θ0) + J_θ0(θ − θ0)
                                (Ortiz-Jiménez et al. 2023; ``torch.func.jvp``)
 ``l-lora``    L-LoRA           LoRA on Q and V, r = 16, α = 32, each LoRA branch linearized (Tang et al. 2024; the
