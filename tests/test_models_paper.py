@@ -195,6 +195,11 @@ def test_parameter_sets(key):
         assert set(mask) == lin | norms
         assert "backbone.encoder.final_layer_norm.weight" in mask and "backbone.decoder.final_layer_norm.weight" in mask
         assert set(graft) == {n for n in names if ".block." in n and "relative_attention_bias" not in n}
+        # P2's "all" scope (the official FT): every backbone parameter, the shared embedding (tied to lm_head) and
+        # the relative attention bias included
+        full = m.full_names()
+        assert set(full) == backbone and set(mask) < set(full)
+        assert "backbone.shared.weight" in full and any("relative_attention_bias" in n for n in full)
 
 
 @pytest.mark.parametrize("key", TEXT_KEYS)
@@ -315,6 +320,10 @@ def test_clip_parameter_sets_gradients_and_overrides():
     assert all(n.startswith(v) for n in mask)
     for frozen in ("class_embedding", "positional_embedding", "proj"):
         assert v + frozen not in mask
+    # P2's "all" scope (the official FT): the whole image tower, those three tensors too; not the text tower
+    full = m.full_names()
+    assert set(full) == set(mask) | {v + "class_embedding", v + "positional_embedding", v + "proj"}
+    assert all(n.startswith(v) for n in full) and "backbone.logit_scale" not in full
     assert set(graft) == {n for n in mask if ".resblocks." in n}
     # gradient: every backbone parameter asks for it, only the image tower (and the linear head) receive it
     assert not m.heads["CIFAR3"].weight.requires_grad  # the zero-shot head is frozen

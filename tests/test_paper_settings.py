@@ -41,6 +41,26 @@ def test_the_fixed_items_of_issue_32_are_equal():
     assert status["rule.p2_resisc45_val_share"] == "equal"  # item 3: 10 % of train held out
     assert ours("rule.p2_resisc45_val_share") == pytest.approx(0.1)
     assert status["plan.p1_multitask_continual.k"] == "equal"
+    assert status["rule.p1_calibration_k"] == "equal"  # item 1: P1 §4 at 4096-shot
+    assert status["rule.p1_placement_k"] == "equal"  # item 1: Figs. 9-10 at 4096-shot
+    assert status["rule.p2_ft_scope"] == status["rule.p2_ft_scope_nlp"] == "equal"  # item 2: FT trains "all"
+
+
+def test_the_section4_chapter_shares_the_localization_chapters_4096_shot_models():
+    """Issue 32 item 1: the paper plan's §4 models train at k_shot_large; its ECE pairs are the localization
+    chapter's Table 2 4096-shot pairs (the same job ids), and the smaller plans keep the profile's k_shot."""
+    from repro.p1.calibration_ood.jobs import jobs as calibration_jobs
+    from repro.p1.localization.jobs import jobs as localization_jobs
+
+    paper = PROFILES["paper"]
+    cal = calibration_jobs(paper)
+    assert {j.kwargs["k"] for j in cal if "k" in j.kwargs} == {paper.k_shot_large}
+    table2 = {j.id for j in localization_jobs(paper) if j.kwargs.get("k") == paper.k_shot_large}
+    shared = [j for j in cal if j.id in table2]
+    assert len(shared) >= 2 * 12 * 5  # FT + graft of the 12 4096-shot tasks at 5 seeds
+    for name in ("smoke", "cpu"):
+        prof = PROFILES[name]
+        assert {j.kwargs["k"] for j in calibration_jobs(prof) if "k" in j.kwargs} == {prof.k_shot}
 
 
 def test_a_changed_multitask_k_without_a_record_fails(monkeypatch):
@@ -75,7 +95,7 @@ def test_a_changed_profile_value_or_appendix_plan_without_a_record_fails(monkeyp
 
 def test_a_declared_difference_names_its_records():
     checks = {c.setting.code: c for c in check_settings()}
-    assert checks["rule.p1_calibration_k"].status == "declared"
-    assert checks["rule.p1_calibration_k"].departures == ("p1-section4-64shot",)
+    assert checks["rule.p1_sentiment_tasks"].status == "declared"
+    assert checks["rule.p1_sentiment_tasks"].departures == ("p1-table5-sentiment",)
     keys = {d.key for d in DEPARTURES}
     assert all(set(c.departures) <= keys for c in checks.values())

@@ -215,21 +215,6 @@ DEPARTURES: tuple[Departure, ...] = (
     ),
     # --- issue 32: the settings table (book/reference/paper_settings.csv, repro.paper_settings) ---
     Departure(
-        key="p1-section4-64shot", paper="P1",
-        sections=("p1-table2", "p1-table3", "p1-table6", "p1-table7", "p1-fig6", "p1-fig7", "p1-fig9", "p1-fig10"),
-        what="P1 §4 (ECE, OOD, WiSE, PEFT, train-test gaps) and the Figs. 9-10 placement grafts train at 64-shot",
-        paper_value="4096-shot: the paper reports 4096-shot unless it says otherwise; Tables 1, 6, 7 and Fig. 6 say "
-                    "4096-shot, and Table 2's ECE columns are at both 64- and 4096-shot",
-        ours="every model of the p1_calibration_ood chapter and the placement runs of p1_appendix train at the "
-             "profile's k_shot (64); the page shows these 64-shot values beside the paper's 4096-shot cells",
-        why="the §4 chapter reuses the localization chapter's 64-shot FT models and grafts (the same cached jobs); "
-            "a 4096-shot §4 needs its own plan field, jobs and notebook change (a 16,384-step FT per model)",
-        effect="not measured; at 64-shot FT is less over-confident than at 4096-shot (fewer steps), so the ECE gaps "
-               "and OOD gaps the paper reports at 4096-shot can be smaller here",
-        review="issue 32 item 1",
-        fields=("rule.p1_calibration_k", "rule.p1_placement_k"),
-    ),
-    Departure(
         key="p1-table5-sentiment", paper="P1", sections=("p1-table5",),
         what="Table 5's Sentiment row trains on SST-2 alone",
         paper_value="Sentiment = MR, CR, MPQA and SST-2 merged into one dataset (App. B.2)",
@@ -282,21 +267,21 @@ DEPARTURES: tuple[Departure, ...] = (
         fields=("rule.p1_track_tasks",),
     ),
     Departure(
-        key="p2-ft-maskable-scope", paper="P2",
-        sections=("p2-table1", "p2-table2", "p2-table3", "p2-table5", "p2-fig2", "p2-fig3", "p2-fig6", "p2-fig7"),
-        what="FT and Linearized FT train only the maskable tensors",
-        paper_value="FT fine-tunes all parameters (§5); the official code trains every parameter with requires_grad "
-                    "(ViT: class_embedding, positional_embedding and visual.proj too; T5: the shared embedding and "
-                    "relative attention bias); the official sparse methods also train those three ViT tensors",
-        ours="the maskable set (repro.models: Linear, attention and LayerNorm weights) for every method, as the "
-             "paper's App. A.2 says for the sparse methods; the ViT tensors above (about 432k parameters) and T5's "
-             "embedding and attention bias stay at θ_0",
-        why="one trainable set for every method makes the task vectors comparable entry for entry (the masks, the "
-            "post-hoc baselines and the normalizers read the same tensors)",
-        effect="not measured; FT's task vectors miss the embedding and projection updates, which changes every "
-               "normalizer and post-hoc baseline a little",
+        key="p2-sparse-vit-embeddings-frozen", paper="P2",
+        sections=("p2-table1", "p2-table2", "p2-table3", "p2-fig2", "p2-fig3"),
+        what="TaLoS and LoTA keep the ViT's class embedding, positional embedding and final projection frozen",
+        paper_value="App. A.2: only Linear, attention, LayerNorm and convolution layers are masked, \"embedding "
+                    "layers and final projection layers are kept frozen\"; the official vision code trains "
+                    "visual.class_embedding, visual.positional_embedding and visual.proj densely in its sparse "
+                    "fine-tunes (no mask score, so its masked AdamW updates them whole)",
+        ours="the sparse methods train their mask over the maskable set only (repro.models: Linear, attention, "
+             "convolution and LayerNorm weights), as the paper's text says; FT and Linearized FT train the whole "
+             "image tower (P2Family.ft_scope = \"all\"), as the official FT",
+        why="the paper states the frozen set; training those tensors densely would put about 432k parameters "
+            "outside the reported sparsity",
+        effect="not measured; TaLoS's and LoTA's task vectors miss the embedding and projection updates the "
+               "official sparse runs make (about 0.5 % of ViT-B/32's parameters)",
         review="issue 32 item 2",
-        fields=("rule.p2_ft_scope",),
     ),
     Departure(
         key="p2-t5-templates", paper="P2", sections=("p2-table1", "p2-table2"),

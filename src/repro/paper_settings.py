@@ -30,12 +30,13 @@ from repro.data import get_spec
 from repro.data import hub_vision
 from repro.data.tasks import SHORT_DEV_FRACTION
 from repro.departures import DEPARTURES
+from repro.p1.calibration_ood.jobs import jobs as calibration_jobs
 from repro.p1.localization.plan import VariantRecipes
 from repro.p1.multitask_continual.jobs import CONTINUAL_SEQUENCE
 from repro.p1.multitask_continual.plan import mt_recipe
-from repro.p2 import methods
 from repro.p2.arithmetic import NEGATION_THRESHOLD
 from repro.p2.methods import LORA_RANK
+from repro.p2.zoo import method_jobs
 from repro.paths import reference_dir
 from repro.plans import plan_for
 from repro.profiles import PROFILES, Profile
@@ -121,15 +122,16 @@ def _held_out(task: str, n_train: int, n_val: int = 0, n_test: int = 0) -> Calla
 
 
 def _calibration_k(p: Profile) -> int:
-    """The k-shot the P1 §4 chapter trains at (its jobs take the profile's k_shot)."""
-    return p.k_shot
+    """The k-shot the P1 §4 chapter trains at: the k of every fine-tune, graft and PEFT job it declares."""
+    ks = {int(j.kwargs["k"]) for j in calibration_jobs(p) if j.kind in ("finetune", "graft", "adapter")}
+    if len(ks) != 1:
+        raise ValueError(f"the P1 §4 chapter trains at several k-shot sizes {sorted(ks)}")
+    return ks.pop()
 
 
 def _placement_k(p: Profile) -> int:
-    """The k-shot of the Figs. 9-10 placement runs (p1_appendix: the profile's k_shot)."""
-    plan = chapter_plan("p1_appendix", p)
-    ks = {k for t, k in plan.splits(p) if t in plan.placement_tasks and k in (p.k_shot, p.k_shot_large)}
-    return min(ks)
+    """The k-shot of the Figs. 9-10 placement runs (p1_appendix's ``placement_k``: the k of their FT and grafts)."""
+    return chapter_plan("p1_appendix", p).placement_k or p.k_shot
 
 
 def _lota_iterations(p: Profile) -> int:
@@ -143,11 +145,16 @@ def _table4_calibration(p: Profile) -> int:
     return p.talos.rounds * fam.calibration_examples
 
 
-def _p2_ft_scope(p: Profile) -> str:
-
-
-    src = inspect.getsource(methods.finetune_method_run)
-    return "maskable" if 'trainable="maskable"' in src else "all"
+def _p2_ft_scope(family: str) -> Callable[[Profile], str]:
+    """What the zoo's FT and Linearized FT jobs of ``family`` train: the ``trainable`` scope of their job kwargs."""
+    def rule(p: Profile) -> str:
+        prof = p.for_p2(family)
+        scopes = {method_jobs(prof, "p2_task_arithmetic", prof.p2_tasks[0], m, 13)[-1].kwargs["trainable"]
+                  for m in ("ft", "linearized")}
+        if len(scopes) != 1:
+            raise ValueError(f"FT and Linearized FT train different scopes {sorted(scopes)}")
+        return scopes.pop()
+    return rule
 
 
 def _one(value: Any) -> Callable[[Profile], Any]:
@@ -220,7 +227,8 @@ RULES: dict[str, Callable[[Profile], Any]] = {
     "p1_cr_test": _one("SetFit/SentEval-CR test split"),
     "p2_resisc45_val_share": _held_out("RESISC45", 18900, 6300, 6300),
     "p2_gtsrb_val_share": _held_out("GTSRB", 26640, 0, 12630),
-    "p2_ft_scope": _p2_ft_scope,
+    "p2_ft_scope": _p2_ft_scope("vision"),
+    "p2_ft_scope_nlp": _p2_ft_scope("nlp"),
     "p2_t5_templates": _one("our own prompts (repro.data.hub_nlp), answers as letters or numbers"),
     "p2_t5_early_stopping": _one(None),
     "p2_lota_calibration_iterations": _lota_iterations,

@@ -318,6 +318,10 @@ class Profile:
         return "T5-Small"
 
 
+#: the trainable scopes of P2's dense fine-tunes (P2Family.ft_scope)
+FT_SCOPES: tuple[str, ...] = ("all", "maskable")
+
+
 @dataclass(frozen=True)
 class P2Family:
     """One of P2's two model families: the model, the tasks and control, the data source and the recipe."""
@@ -347,6 +351,11 @@ class P2Family:
     method_lr: tuple[tuple[str, float], ...] = ()
     talos_exclude_zero: bool = False  # TalosRecipe.exclude_zero (True: the cpu vision family's dead ReLU6 units)
     image_size: int = 0  # side of the images the family's model sees (0: the profile's image_size)
+    #: what P2's FT and Linearized FT train (repro.workbench.Workbench.names): "all" = every backbone parameter the
+    #: official full fine-tune trains (CLIP: the whole image tower, class / positional embedding and final projection
+    #: included; T5: every parameter, the shared embedding and relative attention bias included), P2 §5's "fine-tuning
+    #: all the parameters"; "maskable" = the sparse methods' maskable set (the cpu family)
+    ft_scope: str = "maskable"
 
     def __post_init__(self) -> None:
         _require(self.tall_lambda >= 0, "P2Family", f"tall_lambda must be >= 0, got {self.tall_lambda}")
@@ -359,6 +368,8 @@ class P2Family:
                  f"calibration_split must be train or dev, got {self.calibration_split!r}")
         _require(self.n_val is None or self.n_val >= 0, "P2Family",
                  f"n_val must be >= 0 (0: the whole dev split) or None, got {self.n_val}")
+        _require(self.ft_scope in FT_SCOPES, "P2Family",
+                 f"unknown ft_scope {self.ft_scope!r}; choose one of {FT_SCOPES}")
 
 
 #: P2 vision recipe (spec D4): AdamW 1e-5, wd 0.1, batch 128, ~2,000 steps, cosine after 500 warm-up steps
@@ -510,11 +521,11 @@ PROFILES: dict[str, Profile] = {
             # bf16 training, fp32 evaluation; T5: α and calibration on the 32 validation examples, bf16 throughout
             P2Family("vision", "clip-vit-b32", VISION_TASKS, "ImageNet", "hub-vision", VISION_RECIPE, "logit",
                      "ViT-B/32", max_length=77, calibration_examples=5000, tall_lambda=0.2,
-                     lora_style="official-vision", precision="bf16", eval_precision="fp32", n_val=0),
+                     lora_style="official-vision", precision="bf16", eval_precision="fp32", n_val=0, ft_scope="all"),
             P2Family("nlp", "t5-small", NLP_TASKS, "rte", "hub-nlp", NLP_RECIPE, "sequence-loglik", "T5-Small",
-                     precision="bf16", n_val=32),
+                     precision="bf16", n_val=32, ft_scope="all"),
             P2Family("nlp-base", "t5-base", NLP_TASKS, "rte", "hub-nlp", NLP_RECIPE, "sequence-loglik", "T5-Base",
-                     precision="bf16", n_val=32),
+                     precision="bf16", n_val=32, ft_scope="all"),
         ),
     ),
 }
@@ -540,11 +551,12 @@ PROFILES["paper-smoke"] = replace(
                  FinetuneRecipe(optimizer="adamw", lr=1e-3, batch_size=8, steps=6, weight_decay=0.1,
                                 warmup_steps=2, schedule="cosine", eval_every=0, no_decay_bias_ln=False),
                  "logit", "ViT-B/32", max_length=32, calibration_examples=16, tall_lambda=0.2,
-                 lora_style="official-vision", precision="bf16", eval_precision="fp32"),
+                 lora_style="official-vision", precision="bf16", eval_precision="fp32", ft_scope="all"),
         P2Family("nlp", "tiny-t5", ("SST-2", "AGNews"), "RTE", "generated",
                  FinetuneRecipe(optimizer="adamw", lr=1e-3, batch_size=8, steps=6, weight_decay=0.0,
                                 grad_clip=0.0, eval_every=0, no_decay_bias_ln=False),
-                 "sequence-loglik", "T5-Small", max_length=32, calibration_examples=16, precision="bf16"),
+                 "sequence-loglik", "T5-Small", max_length=32, calibration_examples=16, precision="bf16",
+                 ft_scope="all"),
     ),
 )
 

@@ -220,9 +220,11 @@ class Workbench:
             return self.model.graftable_names()
         if scope == "maskable":
             return self.model.maskable_names()
+        if scope == "all":  # P2's full fine-tune (P2Family.ft_scope): every backbone parameter the official FT trains
+            return self.model.full_names()
         if scope == "bias":
             return self.model.bias_names(self.model.graftable_names())
-        raise ValueError(f"unknown scope {scope!r}; choose graftable, maskable or bias")
+        raise ValueError(f"unknown scope {scope!r}; choose graftable, maskable, all or bias")
 
     def shapes(self, scope: str = "graftable") -> dict[str, tuple[int, ...]]:
         return {n: tuple(self.pre[n].shape) for n in self.names(scope)}

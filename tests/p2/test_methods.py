@@ -199,3 +199,20 @@ def test_linear_accuracy_uses_the_exact_tangent(wb):
                           linear_base=methods.linear_base(wb, tau.tensors))
         assert got == score(pred, "acc")["value"]
     assert ev.evaluated == 2 * 16  # θ_0 once + one jvp pass, whatever the number of α
+
+
+def test_ft_trains_the_familys_scope_all_of_t5_on_the_paper_families(tmp_path):
+    """Issue 32 item 2: the paper's families fine-tune every parameter the official FT trains (P2Family.ft_scope
+    "all": T5's shared embedding and relative attention bias too); the sparse methods stay on the maskable set."""
+    from repro.workbench import Workbench
+
+    prof = get_profile("paper-smoke").for_p2("nlp")
+    assert methods.ft_scope(prof) == "all" and methods.ft_scope(get_profile("smoke")) == "maskable"
+    assert methods.ft_scope(get_profile("paper").for_p2("vision")) == "all"
+    assert methods.ft_scope(get_profile("cpu").for_p2("vision")) == "maskable"
+    wb = Workbench(prof, artifacts_dir=tmp_path)
+    full, maskable = set(wb.names("all")), set(wb.names("maskable"))
+    tau, meta = methods.finetune_method_run(wb, prof.p2_tasks[0], "ft")
+    assert set(tau) <= full and set(tau) - maskable
+    assert "backbone.shared.weight" in tau and any("relative_attention_bias" in n for n in tau)
+    assert meta["train"]["trainable_count"] == sum(wb.pre[n].numel() for n in full)

@@ -74,3 +74,31 @@ def test_the_lota_job_trains_the_top_movement_mask_of_its_upstream_ft_vector():
     call_job(wb, lota, lambda job: tau if job == ft_id else None)
     assert seen["tasks"] == ["SST-2"]
     assert seen["trainable"] == lota_mask({"w": tau["w"], "b": torch.zeros(5)}, LOTA_DENSITY)
+
+
+@pytest.mark.parametrize("name", sorted(PROFILES))
+def test_ft_jobs_train_the_familys_scope(name):
+    """Issue 32 item 2: the zoo's FT and Linearized FT jobs train P2Family.ft_scope ("all" on the paper's and
+    paper-smoke's families, as the official FT; "maskable" on the cpu family and the text family); LoTA's job
+    reads the FT job, so its id follows the scope."""
+    from dataclasses import replace
+
+    from repro.p2.methods import ft_scope
+    from repro.p2.zoo import method_jobs
+
+    profile = PROFILES[name]
+    for fam in [f.name for f in profile.p2_families] + ([] if profile.p2_families else ["text"]):
+        prof = profile.for_p2(fam)
+        task = zoo_tasks(prof)[0]
+        for m in ("ft", "linearized"):
+            assert method_jobs(prof, "p2_test", task, m, 13)[-1].kwargs["trainable"] == ft_scope(prof)
+        expected = "all" if name in ("paper", "paper-rehearsal", "paper-smoke", "gpu-check") else "maskable"
+        assert ft_scope(prof) == expected, (name, fam)
+    if name == "paper":
+        vision = profile.for_p2("vision")
+        narrow = replace(profile, p2_families=tuple(replace(f, ft_scope="maskable") for f in profile.p2_families))
+        narrow = narrow.for_p2("vision")
+        assert method_jobs(vision, "p2_test", "MNIST", "lota", 13)[-1].id != \
+            method_jobs(narrow, "p2_test", "MNIST", "lota", 13)[-1].id
+        with pytest.raises(ValueError, match="ft_scope"):
+            replace(profile.p2_families[0], ft_scope="everything")

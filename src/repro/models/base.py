@@ -75,6 +75,11 @@ class Classifier(nn.Module):
         """P1 eligible set: parameters inside transformer blocks."""
         raise NotImplementedError
 
+    def full_names(self) -> list[str]:
+        """P2's "all" scope: every backbone parameter a full fine-tune trains (the official FT trains every parameter
+        that requires a gradient); by default :meth:`backbone_names`."""
+        return self.backbone_names()
+
     def maskable_names(self) -> list[str]:
         """P2 maskable set: Linear/conv weights and biases and LayerNorms of the backbone."""
         raise NotImplementedError

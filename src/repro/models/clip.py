@@ -197,6 +197,12 @@ class CLIPImageClassifier(Classifier):
         """The visual transformer blocks."""
         return [n for n, _ in self.named_parameters() if n.startswith("backbone.visual.transformer.resblocks.")]
 
+    def full_names(self) -> list[str]:
+        """P2's "all" scope: the whole image tower (``backbone.visual.*``: the maskable set plus ``class_embedding``,
+        ``positional_embedding`` and the final projection ``proj``), what the official vision FT trains; the text
+        tower (it only builds the frozen zero-shot heads) and ``logit_scale`` get no gradient there."""
+        return [n for n, _ in self.named_parameters() if n.startswith("backbone.visual.")]
+
     def maskable_names(self) -> list[str]:
         """P2 (D2): visual conv1, attention in/out projections, MLP c_fc/c_proj, all visual LayerNorms."""
         keep: set[str] = set()

@@ -156,6 +156,11 @@ class T5RankClassifier(Classifier):
                 if n.startswith(("backbone.encoder.block.", "backbone.decoder.block."))
                 and "relative_attention_bias" not in n]
 
+    def full_names(self) -> list[str]:
+        """P2's "all" scope: every backbone parameter (the shared embedding, tied to ``lm_head``, and the relative
+        attention bias tables included), what the official NLP FT trains."""
+        return self.backbone_names()
+
     def maskable_names(self) -> list[str]:
         """P2 (D2): every ``nn.Linear`` except ``lm_head``, plus every layer norm; embeddings and lm_head frozen."""
         keep: set[str] = set()

@@ -29,12 +29,13 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 def compare_models(wb: "Workbench", task: str, models: Mapping[str, Mapping[str, torch.Tensor] | None],
-                   reference: str = "FT", split: str = "test", n_bins: int = 10, seed: int | None = None
-                   ) -> tuple[list[dict], list[dict], dict[str, Predictions]]:
+                   reference: str = "FT", split: str = "test", n_bins: int = 10, seed: int | None = None,
+                   k: int | None = None) -> tuple[list[dict], list[dict], dict[str, Predictions]]:
     """Score each model (name → overrides) on ``task``: rows ``task, method, value, acc, f1, ece, agreement``
     (fractions; agreement with the ``reference`` model's predictions), Fig. 6 histogram rows
-    ``task, method, bin_lo, bin_hi, fraction``, and the predictions (``seed``: the data seed, None = ``wb.seed``)."""
-    kw = {} if seed is None else {"seed": seed}
+    ``task, method, bin_lo, bin_hi, fraction``, and the predictions (``seed``: the data seed, None = ``wb.seed``;
+    ``k``: the k-shot split, None = the profile's)."""
+    kw = {**({} if seed is None else {"seed": seed}), **({"k": k} if k else {})}
     preds = {m: wb.predict(task, split, ov, **kw) for m, ov in models.items()}
     if reference not in preds:
         raise KeyError(f"reference model {reference!r} not among {sorted(preds)}")
@@ -168,7 +169,7 @@ def ece_table(jobs: "Artifacts", grafts: Sequence[JobSpec], n_bins: int = 10) ->
         tau = jobs.value(jobs.deps(graft, "finetune")[0])
         mask = jobs.value(graft)
         rows, _, preds = compare_models(wb, task, {"FT": wb.overrides(tau), "Graft": wb.overrides(tau, 1.0, mask)},
-                                        n_bins=n_bins, seed=s)
+                                        n_bins=n_bins, seed=s, k=int(graft.kwargs["k"]))
         metric = wb.model.specs[task].metric
         out.runs += [{**r, "seed": s, "metric": metric,
                       "sparsity": 100.0 if r["method"] == "FT" else 100.0 * mask.density()} for r in rows]

@@ -22,10 +22,10 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 def split_metrics(wb: "Workbench", task: str, overrides: Mapping[str, torch.Tensor] | None,
-                  split: str) -> dict[str, Any]:
+                  split: str, k: int | None = None) -> dict[str, Any]:
     """Mean cross-entropy (nats), accuracy (fraction), n and the per-example 0/1 ``correct`` of a model on one
-    split of ``task``."""
-    pred = wb.predict(task, split, overrides)
+    split of ``task`` (its ``k``-shot train split; None: the profile's k_shot)."""
+    pred = wb.predict(task, split, overrides, **({"k": k} if k else {}))
     loss = torch.nn.functional.cross_entropy(pred.logits.float(), pred.labels).item()
     return {"loss": loss, "acc": accuracy(pred.preds, pred.labels), "n": int(pred.labels.numel()),
             "correct": pred.correct()}

@@ -25,8 +25,8 @@ if TYPE_CHECKING:  # pragma: no cover
 ADAPTER_KINDS = ("houlsby", "pfeiffer")
 
 
-def _base_config(wb: "Workbench", task: str, recipe: FinetuneRecipe, seed: int) -> dict:
-    return {"task": task, "k": wb.profile.k_shot, "seed": seed, "recipe": asdict(recipe), **wb.data_key(),
+def _base_config(wb: "Workbench", task: str, recipe: FinetuneRecipe, seed: int, k: int | None = None) -> dict:
+    return {"task": task, "k": int(k or wb.profile.k_shot), "seed": seed, "recipe": asdict(recipe), **wb.data_key(),
             **wb.precision_key()}
 
 
@@ -55,14 +55,15 @@ def budget_pct(wb: "Workbench", count: int) -> float:
 
 
 def lora_run(wb: "Workbench", task: str, rank: int, recipe: FinetuneRecipe, alpha: float | None = None,
-             seed: int | None = None) -> tuple[dict[str, torch.Tensor], dict]:
-    """τ of LoRA (rank ``rank``, scale α/r with α = 2r unless given) on ``task``'s k-shot data (cached)."""
+             seed: int | None = None, k: int | None = None) -> tuple[dict[str, torch.Tensor], dict]:
+    """τ of LoRA (rank ``rank``, scale α/r with α = 2r unless given) on ``task``'s ``k``-shot data (None: the
+    profile's k_shot; cached)."""
     seed = wb.seed if seed is None else seed
     alpha = float(2 * rank if alpha is None else alpha)
-    recipe = wb.p1_recipe(task, recipe)  # steps = 0: the profile's P1 step budget
-    data = wb.task(task, seed=seed)
+    recipe = wb.p1_recipe(task, recipe, k=k)  # steps = 0: the profile's P1 step budget
+    data = wb.task(task, k=k, seed=seed)
     config = {"kind": "lora", "rank": rank, "alpha": alpha, "targets": list(LORA_TARGETS),
-              **_base_config(wb, task, recipe, seed)}
+              **_base_config(wb, task, recipe, seed, k)}
 
     def compute() -> tuple[dict[str, torch.Tensor], dict]:
         tau, res = lora_finetune(wb.model, {task: data.train}, recipe, rank=rank, alpha=alpha,
@@ -74,14 +75,15 @@ def lora_run(wb: "Workbench", task: str, rank: int, recipe: FinetuneRecipe, alph
 
 
 def adapter_run(wb: "Workbench", task: str, kind: str, size: int, recipe: FinetuneRecipe,
-                seed: int | None = None) -> tuple[dict[str, torch.Tensor], dict]:
-    """Trained adapter weights (``adapters.*`` names) of a Houlsby / Pfeiffer run on ``task`` (cached)."""
+                seed: int | None = None, k: int | None = None) -> tuple[dict[str, torch.Tensor], dict]:
+    """Trained adapter weights (``adapters.*`` names) of a Houlsby / Pfeiffer run on ``task``'s ``k``-shot data
+    (None: the profile's k_shot; cached)."""
     if kind not in ADAPTER_KINDS:
         raise ValueError(f"unknown adapter kind {kind!r}; choose one of {ADAPTER_KINDS}")
     seed = wb.seed if seed is None else seed
-    recipe = wb.p1_recipe(task, recipe)  # steps = 0: the profile's P1 step budget
-    data = wb.task(task, seed=seed)
-    config = {"kind": f"adapter-{kind}", "size": size, **_base_config(wb, task, recipe, seed)}
+    recipe = wb.p1_recipe(task, recipe, k=k)  # steps = 0: the profile's P1 step budget
+    data = wb.task(task, k=k, seed=seed)
+    config = {"kind": f"adapter-{kind}", "size": size, **_base_config(wb, task, recipe, seed, k)}
 
     def compute() -> tuple[dict[str, torch.Tensor], dict]:
         torch.manual_seed(seed)
@@ -114,7 +116,7 @@ def adapter_applied(wb: "Workbench", kind: str, size: int, weights: dict[str, to
 
 register_driver("repro.p1.peft_baselines.lora_run",
                 lambda wb, k, value: lora_run(wb, k["task"], k["rank"], recipe_of(k["recipe"]), alpha=k["alpha"],
-                                              seed=k["seed"]))
+                                              seed=k["seed"], k=k["k"]))
 register_driver("repro.p1.peft_baselines.adapter_run",
                 lambda wb, k, value: adapter_run(wb, k["task"], k["kind"], k["size"], recipe_of(k["recipe"]),
-                                                 seed=k["seed"]))
+                                                 seed=k["seed"], k=k["k"]))

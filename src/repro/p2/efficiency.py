@@ -27,8 +27,8 @@ from repro.p2.cost import IterationCost, PeakMemory, measure_iteration, ratios
 from repro.core.masks import Mask
 from repro.core.adapters import inject_lora as _inject, lora_b_names
 from repro.core.fisher import talos_calibrate
-from repro.p2.methods import (LORA_ALPHA, LORA_RANK, METHODS, calibration_examples, family_setting, method_spec,
-                              p2_recipe, talos_mask)
+from repro.p2.methods import (LORA_ALPHA, LORA_RANK, METHODS, calibration_examples, family_setting, ft_scope,
+                              method_spec, p2_recipe, talos_mask)
 from repro.p2.zoo import lota_mask_of, talos_mask_of
 from repro.profiles import get_profile
 from repro.report.reference import load_reference
@@ -90,8 +90,8 @@ def _measure_method(wb: "Workbench", task: str, method: str, mask: Mask | None, 
         if mask is None:
             raise ValueError(f"{method} needs its mask")
         trainable = mask
-    else:
-        trainable = wb.names("maskable")
+    else:  # FT and Linearized FT: the family's FT scope
+        trainable = wb.names(ft_scope(wb.profile))
     return measure_iteration(wb.model, data.train, task, METHODS[method].label, trainable, recipe,
                              linearized=linearized, iterations=iterations, warmup=warmup)
 

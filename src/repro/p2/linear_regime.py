@@ -30,7 +30,7 @@ from repro.models.base import Classifier
 from repro.profiles import FinetuneRecipe
 from repro.core.fisher import logit_target, per_example_grads, per_example_grads_loop
 from repro.p2.function_localization import eval_subset
-from repro.p2.methods import finetune_method, lota_mask_from, p2_recipe, talos_mask
+from repro.p2.methods import finetune_method, ft_scope, lota_mask_from, p2_recipe, talos_mask
 from repro.workbench import JSON
 from repro.jobcall import register_driver
 
@@ -186,7 +186,7 @@ LINEAR_BY_CONSTRUCTION = ("linearized",)
 def zoo_trainable(wb: "Workbench", task: str, method: str, seed: int | None = None) -> Sequence[str] | Mask:
     """The trainable set :func:`repro.p2.methods.finetune_method` trains for ``method`` (ft, lota, talos)."""
     if method == "ft":
-        return wb.names("maskable")
+        return wb.names(ft_scope(wb.profile))
     if method == "lota":
         return lota_mask_from(wb, finetune_method(wb, task, "ft", seed=seed))
     if method == "talos":
@@ -219,6 +219,14 @@ def constant_drift(steps: Sequence[int], n_examples: int) -> list[dict]:
             for s in [0, *sorted({int(s) for s in steps})]]
 
 
+def drift_scope(profile, method: str) -> dict[str, str]:
+    """What a drift run's job kwargs and cache key hold of the zoo's FT scope (:func:`repro.p2.methods.ft_scope`):
+    ``{"ft_scope": "all"}`` for FT and LoTA (whose mask comes from the FT run) when the family's FT trains more
+    than the maskable set, else nothing (the keys made before the scope existed stay valid)."""
+    scope = ft_scope(profile)
+    return {"ft_scope": scope} if method in ("ft", "lota") and scope != "maskable" else {}
+
+
 def drift_curve(wb: "Workbench", task: str, method: str, steps: Sequence[int], examples: Sequence[Example],
                 seed: int | None = None, chunk_size: int = 4) -> list[dict]:
     """P2 Fig. 7 for one zoo method: relative output-Jacobian change after each of ``steps`` (cached JSON).
@@ -237,7 +245,7 @@ def drift_curve(wb: "Workbench", task: str, method: str, steps: Sequence[int], e
     mask_key = trainable.count() if isinstance(trainable, Mask) else len(trainable)
     config = {"task": task, "method": method, "steps": steps, "seed": seed, "recipe": asdict(recipe),
               "trainable": mask_key, "examples": [_example_key(e, i) for i, e in enumerate(examples)],
-              **wb.data_key()}
+              **drift_scope(wb.profile, method), **wb.data_key()}
     data = wb.task(task, seed=seed)
 
     def compute() -> tuple[list[dict], dict]:

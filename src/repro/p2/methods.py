@@ -9,8 +9,10 @@ that *fine-tune* (the post-hoc methods TIES / TALL / DARE / Breadcrumbs re-use t
 ============  ===============  ====================================================================================
 key           P2 name          what is trained (all with :func:`p2_recipe`: the AdamW + cosine recipe)
 ============  ===============  ====================================================================================
-``ft``        Non-linear FT    every maskable tensor (P2 maskable set = backbone Linear + LayerNorm; embeddings and
-                               the frozen zero-shot heads stay at θ_0), Ilharco et al. 2023
+``ft``        Non-linear FT    the family's ``P2Family.ft_scope`` (:func:`ft_scope`): "all" on the paper's families,
+                               every parameter the official FT trains (CLIP's image tower, T5's whole network);
+                               "maskable" on the cpu / text families (backbone Linear + LayerNorm); the frozen
+                               zero-shot heads stay at θ_0 either way, Ilharco et al. 2023
 ``linearized`` Linearized FT   the same tensors of the first-order Taylor model f(θ0) + J_θ0(θ − θ0)
                                (Ortiz-Jiménez et al. 2023; ``torch.func.jvp``)
 ``l-lora``    L-LoRA           LoRA on Q and V, r = 16, α = 32, each LoRA branch linearized (Tang et al. 2024; the
@@ -112,6 +114,12 @@ def family_setting(profile: Profile, name: str) -> Any:
     else (the "text" family) P2Family's default, the official NLP code's."""
     fam = p2_family(profile)
     return getattr(fam if fam is not None else P2Family, name)
+
+
+def ft_scope(profile: Profile) -> str:
+    """The Workbench scope P2's FT and Linearized FT train (:attr:`repro.profiles.P2Family.ft_scope`): "all" for the
+    paper's families (every parameter the official FT trains), "maskable" for the "text" family and the cpu one."""
+    return family_setting(profile, "ft_scope")
 
 
 def describe_lrs(profile: Profile) -> str:
@@ -239,9 +247,9 @@ def finetune_method_run(wb: "Workbench", task: str, method: str, *, seed: int | 
     seed = wb.seed if seed is None else seed
     recipe = recipe or p2_recipe(wb.profile, spec.key)
     if spec.key == "ft":
-        return wb.finetune_run(task, recipe, trainable="maskable", seed=seed, tag="p2")
+        return wb.finetune_run(task, recipe, trainable=ft_scope(wb.profile), seed=seed, tag="p2")
     if spec.key == "linearized":
-        return wb.finetune_run(task, recipe, trainable="maskable", linearized=True, seed=seed, tag="p2")
+        return wb.finetune_run(task, recipe, trainable=ft_scope(wb.profile), linearized=True, seed=seed, tag="p2")
     if spec.key == "l-lora":
         return _l_lora(wb, task, recipe, seed)
     if spec.key == "lota":

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from repro.data.families import FAMILY_SOURCES
 from repro.jobs import DataUse, JobSpec, finetune_job, make_job, ref
-from repro.p2.methods import LORA_ALPHA, LORA_RANK, LOTA_DENSITY, P2_METHODS, lota_mask_from, p2_recipe
+from repro.p2.methods import LORA_ALPHA, LORA_RANK, LOTA_DENSITY, P2_METHODS, ft_scope, lota_mask_from, p2_recipe
 from repro.profiles import Profile
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -74,7 +74,7 @@ def method_jobs(profile: Profile, notebook: str, task: str, method: str, seed: i
     how = data_how(profile)
     recipe = p2_recipe(profile, method)
     if method in ("ft", "linearized"):
-        return [replace(finetune_job(profile, notebook, task, recipe, seed=seed, trainable="maskable", tag="p2",
+        return [replace(finetune_job(profile, notebook, task, recipe, seed=seed, trainable=ft_scope(profile), tag="p2",
                                      linearized=method == "linearized", how=how), role=zoo_role(method))]
     if method == "l-lora":
         return [make_job("finetune", "repro.p2.methods.finetune_method_run", profile, notebook,

@@ -60,10 +60,12 @@ def jobs(profile: Profile, seed: int = 13, **overrides: Any) -> list[JobSpec]:
             for task in tasks9:
                 ft, graft = ft_and_graft_jobs(gpt2, NOTEBOOK, task, k=k, seed=s9, base=base9)
                 out += [replace(ft, role="table9"), replace(graft, role="table9")]
-    # Figs. 9-10: the Table 2 graft and the learned regions of placement_sparsities
+    # Figs. 9-10: the Table 2 graft (at placement_k: the paper's 4096-shot column) and the learned regions of
+    # placement_sparsities
+    pk = plan.placement_k or profile.k_shot
     for task in plan.placement_tasks:
-        ft, graft = ft_and_graft_jobs(profile, NOTEBOOK, task, seed=seed, base=base)
-        out += [ft, graft] + [graft_job(profile, NOTEBOOK, task, ft, s, seed=seed, recipe=sweep,
+        ft, graft = ft_and_graft_jobs(profile, NOTEBOOK, task, k=pk, seed=seed, base=base)
+        out += [ft, graft] + [graft_job(profile, NOTEBOOK, task, ft, s, k=pk, seed=seed, recipe=sweep,
                                         n_classes=n_classes(task)) for s in plan.placement_sparsities]
     # Fig. 15: one cached run (FT snapshots, the checkpoint's regions, their scores along training)
     ft_rec = profile.p1_recipe([n_classes(plan.track_task)])  # the step budget resolved, as the notebook

@@ -29,6 +29,7 @@ class AppendixPlan(ChapterPlan):
     fish_densities: tuple[float, ...] = ranged((1e-4, 1e-3, 1e-2), 0.0, 1.0, low_open=True)
     sweep_steps: int | None = ranged(None, 0)         #: graft steps of the Table 8 / Fig. 9 learned regions
     placement_tasks: tuple[str, ...] = ("SST-2", "QNLI")  #: Figs. 9-10 tasks
+    placement_k: int = ranged(0, 0)                   #: Figs. 9-10 k-shot (0: k_shot; paper: 4096, k_shot_large)
     #: Figs. 9-10 sizes besides the Table 2 graft
     placement_sparsities: tuple[float, ...] = ranged((), 0.0, 1.0, low_open=True)
     track_task: str = "SST-2"                         #: Fig. 15 task
@@ -51,7 +52,8 @@ class AppendixPlan(ChapterPlan):
         when the plan is built); Table 9's GPT-2 runs take the paper profile's k-shot sizes there only."""
         out = [(t, self.large_k or profile.k_shot) for t in self.large_tasks]
         out += [(t, self.fish_k or profile.k_shot) for t in self.fish_tasks]
-        out += [(t, profile.k_shot) for t in (*self.placement_tasks, self.track_task)]
+        out += [(t, self.placement_k or profile.k_shot) for t in self.placement_tasks]
+        out += [(self.track_task, profile.k_shot)]
         if profile.plan == "paper":
             out += [(t, k) for k in (profile.k_shot, profile.k_shot_large) for t in profile.p1_tasks if t != "TREC"]
         return out
@@ -88,6 +90,7 @@ PLANS: dict[str, AppendixPlan] = {
                           fish_tasks=("SST-2", "AGNews", "QNLI", "QQP"), fish_k=FromProfile("k_shot_large"),
                           placement_tasks=FromProfile("p1_tasks but TREC",
                                                       lambda p: tuple(t for t in p.p1_tasks if t != "TREC")),
+                          placement_k=FromProfile("k_shot_large"),
                           track_every=100, track_sparsities=(1e-5, 1e-4, 1e-3), n_eval=0, n_seeds=5),
 }
 

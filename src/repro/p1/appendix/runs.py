@@ -220,11 +220,12 @@ def placement_grafts(jobs: "Artifacts", plan: AppendixPlan, base: float,
     """The declared grafts of Figs. 9-10 per (task, size): the Table 2 graft (γ_base = top-``base``, the profile's
     graft recipe) and the learned grafts of ``plan.placement_sparsities`` (``plan.sweep_graft``)."""
     prof = jobs.wb.profile
+    k = plan.placement_k or prof.k_shot
     out = {}
     for task in plan.placement_tasks:
-        out[(task, base)] = graft_spec(jobs, task, base, prof.graft, k=prof.k_shot, seed=seed)
+        out[(task, base)] = graft_spec(jobs, task, base, prof.graft, k=k, seed=seed)
         for s in plan.placement_sparsities:
-            out[(task, s)] = graft_spec(jobs, task, s, plan.sweep_graft(prof), k=prof.k_shot, seed=seed)
+            out[(task, s)] = graft_spec(jobs, task, s, plan.sweep_graft(prof), k=k, seed=seed)
     return out
 
 

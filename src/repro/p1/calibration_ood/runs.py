@@ -43,11 +43,12 @@ class ChapterModels:
 
     def __init__(self, jobs: "Artifacts", plan: CalibrationPlan, recipes: CalibrationRecipes, seed: int) -> None:
         self.jobs, self.wb, self.plan, self.recipes, self.seed = jobs, jobs.wb, plan, recipes, seed
+        self.k = plan.shots(jobs.wb.profile)  #: the k-shot every model of the chapter trained at
 
     def graft_spec(self, task: str, base: float | None = None, seed: int | None = None) -> "JobSpec":
         """The declared graft of ``task`` on γ_base = top-``base`` (None: the plan's base, the profile's graft recipe;
         the sweep's other sizes: ``plan.sweep_graft``) at ``seed`` (None: the chapter's)."""
-        return self.jobs.one(kind="graft", task=task, seed=self.seed if seed is None else seed,
+        return self.jobs.one(kind="graft", task=task, seed=self.seed if seed is None else seed, k=self.k,
                              base=float(self.plan.base if base is None else base), scope="graftable")
 
     def ft(self, task: str) -> dict[str, torch.Tensor]:
@@ -66,12 +67,12 @@ class ChapterModels:
 
     def bitfit(self, task: str) -> Overrides:
         """Overrides of BitFit: all biases of the transformer blocks, the chapter's BitFit recipe."""
-        spec = self.jobs.one(kind="finetune", tasks=[task], seed=self.seed, trainable="bias")
+        spec = self.jobs.one(kind="finetune", tasks=[task], seed=self.seed, k=self.k, trainable="bias")
         return self.wb.overrides(self.jobs.value(spec))
 
     def peft(self, task: str, spec: str) -> "JobSpec":
         """The declared LoRA / adapter run of ``task`` for the plan's PEFT ``spec`` (its role, e.g. "lora:1")."""
-        return self.jobs.one(kind="adapter", role=spec, task=task)
+        return self.jobs.one(kind="adapter", role=spec, task=task, k=self.k)
 
     def n_params(self, scope: str) -> int:
         """Number of parameters in a workbench scope ("graftable", "bias")."""
@@ -257,7 +258,7 @@ def gap_runs(models: ChapterModels) -> GapRuns:
                "Graft re-training": models.retrained(t), "BitFit": models.bitfit(t)}
         gaps = {}
         for m, ov in ovs.items():
-            splits = {sp: split_metrics(wb, t, ov, sp) for sp in ("train", "test")}
+            splits = {sp: split_metrics(wb, t, ov, sp, k=models.k) for sp in ("train", "test")}
             gaps[m] = gap_from_splits(splits["train"], splits["test"])
             out.correct.update({(t, m, sp): v["correct"] for sp, v in splits.items()})
         out.rows += [{"task": t, "method": m, **v} for m, v in gaps.items()]

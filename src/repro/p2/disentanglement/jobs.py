@@ -13,7 +13,7 @@ from typing import Any
 
 from repro.jobs import EVAL_PASS, DataUse, JobSpec, make_job
 from repro.p2.disentanglement.plan import disentanglement_plan
-from repro.p2.linear_regime import LINEAR_BY_CONSTRUCTION
+from repro.p2.linear_regime import LINEAR_BY_CONSTRUCTION, drift_scope
 from repro.p2.methods import p2_recipe
 from repro.p2.zoo import data_how, zoo_jobs, zoo_tasks
 from repro.profiles import Profile
@@ -41,7 +41,8 @@ def jobs(profile: Profile, seed: int = 13, model_family: str = "", **overrides: 
                             uses=[DataUse(task, data_how(prof), prof.k_shot, seed,
                                           need=(("test", plan.drift_examples),))],
                             task=task, method=key, steps=steps, seed=seed, recipe=recipe,
-                            examples=plan.drift_examples, model=prof.model, max_length=prof.max_length))
+                            examples=plan.drift_examples, model=prof.model, max_length=prof.max_length,
+                            **drift_scope(prof, key)))
     return out
 
 
