@@ -15,7 +15,7 @@ divided by 64) and 2-step recipes.  A rehearsal:
    (:class:`repro.jobrun.JobRunner`, the very code of ``repro job run``: a fresh Workbench per job, upstream
    artifacts read-only, the same done-markers), each as soon as its upstream jobs are done; Snakemake then finds
    every job done and runs the renders and the book.  A job process costs
-   about 12 CPU-seconds of imports and set-up on 2 cores (open_clip, torchvision, transformers), which for the 1,088
+   about 12 CPU-seconds of imports and set-up on 2 cores (open_clip, torchvision, transformers), which for the 1,076
    jobs of the vision plan is over an hour before any job computes; in one process it is paid once.
 3. checks what the DAG produced: a done-marker for every job of the plan (a job the DAG never reached is a failure
    naming its id), a results file for every notebook, and in each results file ``meta["jobs"]``: the notebook asked
