@@ -591,7 +591,7 @@ PROFILES["paper-rehearsal"] = replace(
     n_test=32,
     p1_finetune=replace(PROFILES["paper"].p1_finetune, eval_every=1),  # steps 0: the budget below
     p1_budget=StepBudget(per_example=1, shot_cap=1),  # the paper's budget rule at n·1 steps (2 for a binary task)
-    graft=replace(PROFILES["paper"].graft, steps=REHEARSAL_STEPS),
+    graft=replace(PROFILES["paper"].graft, steps=REHEARSAL_STEPS, max_examples=16, max_dev=16),  # selection sets capped
     talos=replace(PROFILES["paper"].talos, calibration_examples=8, rounds=2),
     p2_finetune=replace(PROFILES["paper"].p2_finetune, steps=REHEARSAL_STEPS, warmup_steps=0, batch_size=8),
     p2_protocol=ArithmeticProtocol(n_val=8, n_test=16, alpha_stride=10, adamerging_steps=REHEARSAL_STEPS),

@@ -57,7 +57,7 @@ def test_the_slurm_profile_dry_run_lists_the_whole_paper_dag(tmp_path):
                   f"artifacts={tmp_path}/art", f"results={tmp_path}/res")
     assert r.returncode == 0, r.stderr[-3000:]
     stats = job_stats(r.stdout + r.stderr)
-    assert stats["job"] + stats["evaluate"] == 1088 and stats["render"] == 9 and stats["book"] == 1, stats
+    assert stats["job"] + stats["evaluate"] == 1076 and stats["render"] == 9 and stats["book"] == 1, stats
     assert "gpu_model=a100" in r.stdout + r.stderr and "repro.runner.cli job run" in r.stdout + r.stderr
 
 
