@@ -84,3 +84,15 @@ def test_l_lora_iteration_cost(tiny_model, sent_examples):
                              iterations=1, warmup=1)
     assert cost.trainable == sum(p.numel() for n, p in tiny_model.named_parameters() if n in names)
     assert cost.optimizer_state == 2 * cost.trainable and math.isfinite(cost.total_iter_s)
+
+
+def test_an_isolated_measurement_whose_process_dies_raises_instead_of_waiting():
+    """Table 3's isolated runs (isolate=True: cpu and paper plans): a killed worker is an error, not a hang."""
+    import os
+    from concurrent.futures.process import BrokenProcessPool
+
+    from repro.p2.efficiency import _spawn
+
+    assert _spawn(abs, -3) == 3
+    with pytest.raises(BrokenProcessPool):
+        _spawn(os._exit, 1)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 import multiprocessing as mp
+from concurrent.futures import ProcessPoolExecutor
 import tempfile
 import time
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
@@ -47,9 +48,10 @@ PAPER_METRIC: dict[str, str] = {"fwd_bwd_s": "fwd_bwd_time", "optim_step_s": "op
 
 
 def _spawn(fn: Callable[..., Any], *args: Any) -> Any:
-    ctx = mp.get_context("spawn")
-    with ctx.Pool(1) as pool:
-        return pool.apply(fn, args)
+    """``fn(*args)`` in a fresh process; a process that dies (killed, out of memory) raises ``BrokenProcessPool``
+    instead of leaving the caller waiting (a ``multiprocessing.Pool`` would wait forever)."""
+    with ProcessPoolExecutor(1, mp_context=mp.get_context("spawn")) as pool:
+        return pool.submit(fn, *args).result()
 
 
 def _workbench(profile: "str | Profile", data_dir: str | None, seed: int, device: str | None,
