@@ -72,3 +72,13 @@ def test_chapter_models_find_the_declared_jobs_of_each_role(monkeypatch):
     obtained = []
     monkeypatch.setattr(jobs, "artifact", lambda spec: obtained.append(spec) or SKIPPED)  # an empty graft region
     assert models.retrained(src) is None and obtained[0].kwargs["trainable"] == {"job": main.id}
+
+
+def test_an_empty_graft_has_no_printed_counterpart():
+    """Found by the paper rehearsal: a graft region that came out empty (sparsity 0) made Tables 6-7 divide by 0."""
+    from repro.p1.calibration_ood.runs import _printed_key
+
+    assert _printed_key({"method": "Graft", "rank": None, "sparsity": 0.0}, task="SST-2") is None
+    assert _printed_key({"method": "Graft", "rank": None, "sparsity": 0.012}, task="SST-2")["sparsity"] == 0.01
+    assert _printed_key({"method": "LoRA", "rank": 4, "sparsity": 0.3}, task="SST-2") == {"method": "LoRA",
+                                                                                         "task": "SST-2", "rank": 4}

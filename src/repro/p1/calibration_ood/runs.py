@@ -215,8 +215,11 @@ def peft_runs(models: ChapterModels) -> PeftRuns:
     return out
 
 
-def _printed_key(r: Mapping[str, Any], **extra: Any) -> dict:
-    """Our run's counterpart in the printed tables: same method and rank (PEFT) / nearest graft size."""
+def _printed_key(r: Mapping[str, Any], **extra: Any) -> dict | None:
+    """Our run's counterpart in the printed tables: same method and rank (PEFT) / nearest graft size (None for an
+    empty graft region, which no printed size stands for)."""
+    if not r["rank"] and not r["sparsity"] > 0:
+        return None
     near = min((0.01, 0.05, 0.1, 1, 100), key=lambda p: abs(math.log10(p / r["sparsity"])))
     return {"method": r["method"], **extra, **({"rank": r["rank"]} if r["rank"] else {"sparsity": near})}
 
