@@ -19,13 +19,12 @@ as ``repro bench`` runs :mod:`repro.bench`, since the runner imports neither.
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import sys
 from collections import Counter
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
-from typing import Any, Callable, Iterator, Mapping, Sequence
+from typing import Any, Iterator, Mapping, Sequence
 import warnings
 from unittest import mock
 

@@ -22,7 +22,7 @@ import csv
 import importlib
 import inspect
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Callable
 
 from repro.core.finetune import train

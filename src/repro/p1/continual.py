@@ -14,7 +14,7 @@ sequence reuses its prefix).  Neither procedure is in the official code; this fo
 from __future__ import annotations
 
 from dataclasses import asdict
-from typing import TYPE_CHECKING, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import torch
 

@@ -20,7 +20,7 @@ set: ``count`` entries, ``density = count / |graftable|`` and ``sparsity_pct = 1
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 import torch
 

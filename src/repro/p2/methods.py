@@ -42,7 +42,7 @@ import contextlib
 import time
 import warnings
 from dataclasses import asdict, dataclass, replace
-from typing import TYPE_CHECKING, Any, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterator, Mapping
 
 import torch
 

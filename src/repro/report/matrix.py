@@ -290,7 +290,7 @@ def matrix_markdown(settings: Sequence[SettingRuns], *, gpu_hours: Mapping[str, 
            "seeds. A column appears for every profile and model family with results, so a run of another profile "
            "fills its column at the next build.", ""]
     if not paper_run:
-        out += [f"The **paper** profile has not been run for this book"
+        out += ["The **paper** profile has not been run for this book"
                 + (f": about **{fmt_hours(total)} GPU-hours** on one H200 for P1 and P2's vision family, estimated "
                    "from measured step times (`benchmarks/gpu_paper_path.json`)" if total else "")
                 + "; `repro plan --profile paper` lists its jobs, and the README's *Reproduce the papers on a "

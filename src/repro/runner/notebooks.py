@@ -16,7 +16,7 @@ import nbformat
 import yaml
 
 from repro.chapters import chapter_names
-from repro.paths import book_dir, notebooks_dir, resolve_path
+from repro.paths import notebooks_dir, resolve_path
 from repro.plans import read_ranges
 from repro.profiles import PROFILES
 
