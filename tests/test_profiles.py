@@ -97,3 +97,30 @@ def test_workbench_resolves_the_step_budget_into_the_cache_key(tmp_path):
     _, meta = wb.finetune_run("SST-2")
     assert meta["config"]["recipe"]["steps"] == 1 * 2 * 2
     assert wb.p1_recipe(["SST-2", "QNLI"]).steps == 8  # several tasks: the budgets summed
+
+
+def test_notebook_profile_is_the_one_way_a_notebook_builds_its_profile():
+    """issue 31 §2: every notebook builds its profile with ``notebook_profile`` and nothing else."""
+    import re
+
+    from repro.chapters import chapter_names
+    from repro.paths import repo_root
+    from repro.profiles import get_profile, notebook_profile
+
+    for name in chapter_names():
+        text = (repo_root() / "notebooks" / f"{name}.md").read_text()
+        assert len(re.findall(r"\bnotebook_profile\(profile, NOTEBOOK\b", text)) == 1, name
+        assert not re.search(r"\bget_profile\(|\.for_p2\(|\.with_device\(|graft_profile", text), name
+    smoke = get_profile("smoke")
+    prof = notebook_profile("smoke", "p1_localization", "cpu", graft_lr=3.0)
+    assert prof.graft.lr == 3.0 and prof.graft.steps == smoke.graft.steps and prof.device == "cpu"
+    assert notebook_profile("smoke", "p1_calibration_ood") == smoke
+    p2 = notebook_profile("paper", "p2_task_arithmetic", model_family="nlp")
+    assert p2 == get_profile("paper").for_p2("nlp", "p2_task_arithmetic")
+    assert p2.for_p2("nlp", "p2_task_arithmetic") == p2  # the chapter's jobs() may apply it again: idempotent
+    assert (notebook_profile("paper", "p2_task_arithmetic").for_p2("", "p2_task_arithmetic")
+            == notebook_profile("paper", "p2_task_arithmetic"))
+    with pytest.raises(ValueError, match="unknown profile"):
+        notebook_profile("nope", "p1_localization")
+    with pytest.raises(ValueError, match="no model family"):
+        notebook_profile("smoke", "p1_localization", model_family="vision")

@@ -627,3 +627,23 @@ def get_profile(name: str, **overrides: Any) -> Profile:
         raise ValueError(f"unknown profile {name!r}; choose one of {sorted(PROFILES)}")
     prof = PROFILES[name]
     return prof.with_(**overrides) if overrides else prof
+
+
+def notebook_profile(name: str, notebook: str, device: str | None = None, precision: str | None = None, *,
+                     model_family: str = "", graft_lr: float | None = None, graft_steps: int | None = None
+                     ) -> Profile:
+    """The profile a notebook runs, built the same way by every notebook from its parameters cell: the named
+    profile (an unknown name fails, naming the valid ones); for a P2 notebook its model family
+    (:meth:`Profile.for_p2`: ``model_family`` "" is the profile's choice for ``notebook``); the P1 graft parameters
+    ``graft_lr`` / ``graft_steps`` in its one :class:`GraftRecipe` where not None; on ``device`` at ``precision``
+    (None: the profile's).  The chapter's ``jobs()`` receive this profile too (:class:`repro.jobcall.ChapterJobs`), so
+    what a notebook computes and what its jobs declare start from one object."""
+    prof = get_profile(name)
+    given = {k: v for k, v in {"lr": graft_lr, "steps": graft_steps}.items() if v is not None}
+    if given:
+        prof = prof.with_(graft=replace(prof.graft, **given))
+    if notebook.startswith("p2"):
+        return prof.for_p2(model_family, notebook, device, precision)
+    if model_family:
+        raise ValueError(f"{notebook} is a P1 notebook: it has no model family (got {model_family!r})")
+    return prof.with_device(device, precision)

@@ -285,7 +285,6 @@ def test_localization_sweeps_share_the_sgd_curve_and_pair_table1(wb, tau):
 
 
 def test_table2_runs_rows_and_graft_sizes(wb):
-    from repro.p1.localization.plan import graft_profile
     from repro.p1.localization.runs import table2_rows, table2_runs
     from repro.p1.localization.views import graft_sizes
 
@@ -308,7 +307,3 @@ def test_table2_runs_rows_and_graft_sizes(wb):
     sizes = graft_sizes(outs, graftable_total(wb))
     assert list(sizes["graft"]) == [f"{o['mask'].count():,}" for o in outs.values()]
     assert list(sizes["task"]) == ["sent", "sent"] and "train+dev at best" in sizes
-    prof = graft_profile("smoke", "cpu", graft_lr=3.0, graft_steps=None)
-    assert prof.graft.lr == 3.0 and prof.graft.steps == get_profile("smoke").graft.steps
-    with pytest.raises(ValueError, match="unknown profile"):
-        graft_profile("nope")

@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from repro.plans import ChapterPlan, FromProfile, plan_for, ranged
-from repro.profiles import FinetuneRecipe, GraftRecipe, Profile, get_profile
+from repro.profiles import FinetuneRecipe, GraftRecipe, Profile
 
 
 @dataclass(frozen=True)
@@ -78,16 +78,6 @@ def localization_plan(profile: Profile, **overrides: Any) -> LocalizationPlan:
     return plan_for(PLANS, profile).with_overrides(**overrides)
 
 
-def graft_profile(name: str, device: str | None = None, *, graft_lr: float | None = None,
-                  graft_steps: int | None = None, precision: str | None = None) -> Profile:
-    """The named profile on ``device`` (at ``precision``) whose one :class:`GraftRecipe` takes the notebook's
-    ``graft_lr`` / ``graft_steps`` where not None (the P1 chapters' graft parameters, built into the recipe here
-    once); an unknown name fails, naming the valid ones."""
-    profile = get_profile(name)
-    given = {k: v for k, v in {"lr": graft_lr, "steps": graft_steps}.items() if v is not None}
-    return profile.with_(graft=replace(profile.graft, **given)).with_device(device, precision)
-
-
 @dataclass(frozen=True)
 class VariantRecipes:
     """The fine-tuning recipes of Table 1 and Fig. 5 next to the profile's SGD recipe."""
@@ -119,5 +109,5 @@ def variant_recipes(profile: Profile) -> VariantRecipes:
     return VariantRecipes(sgd=sgd, adamw=adamw, retrain=retrain, bitfit=bitfit)
 
 
-__all__ = ["LocalizationPlan", "PLANS", "VARIANTS", "VariantRecipes", "graft_profile", "localization_plan",
+__all__ = ["LocalizationPlan", "PLANS", "VARIANTS", "VariantRecipes", "localization_plan",
            "p1_tasks_but_trec", "variant_recipes"]
