@@ -304,6 +304,35 @@ def test_clip_zero_shot_head_and_image_inputs(tmp_path):
         m.tokenize("CIFAR3", [("not", "an example")])
 
 
+def test_clip_class_vectors_batched_and_kept_per_text_tower(monkeypatch):
+    """The zero-shot class vectors are encoded in batches across classes and kept per process, keyed by the prompts
+    and the text tower's weights: a batch size that splits a class gives the same vectors, a second head reuses
+    them without encoding, and an edited text tower (never the image tower) computes them again."""
+    pytest.importorskip("open_clip")
+    from repro.models import clip as clip_mod
+
+    clip_mod._CLASS_VECTORS.clear()
+    m = build("tiny-clip")
+    whole = m.class_vectors(CIFAR.labels, TEMPLATES)
+    clip_mod._CLASS_VECTORS.clear()
+    monkeypatch.setattr(clip_mod, "TEXT_BATCH", 2)  # 9 prompts in 5 calls, classes split across calls
+    calls = []
+    real = m.backbone.encode_text
+    monkeypatch.setattr(m.backbone, "encode_text", lambda tokens: calls.append(len(tokens)) or real(tokens))
+    torch.testing.assert_close(m.class_vectors(CIFAR.labels, TEMPLATES), whole, atol=1e-6, rtol=1e-6)
+    assert calls == [2, 2, 2, 2, 1]
+    m.class_vectors(CIFAR.labels, TEMPLATES)
+    assert len(calls) == 5  # reused
+    with torch.no_grad():
+        next(p for n, p in m.backbone.named_parameters() if n.startswith("visual.")).add_(1.0)
+    m.class_vectors(CIFAR.labels, TEMPLATES)
+    assert len(calls) == 5  # the image tower is not part of the key
+    with torch.no_grad():
+        m.backbone.text_projection.add_(0.5)
+    changed = m.class_vectors(CIFAR.labels, TEMPLATES)
+    assert len(calls) == 10 and not torch.allclose(changed, whole)
+
+
 def test_clip_parameter_sets_gradients_and_overrides():
     pytest.importorskip("open_clip")
     from repro.data.tasks import ImageExample

@@ -29,6 +29,7 @@ the visual transformer blocks ``visual.transformer.resblocks.*``.
 from __future__ import annotations
 
 from contextlib import contextmanager
+import hashlib
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence, Union
 import warnings
@@ -82,6 +83,24 @@ class NormalizedLinearHead(nn.Module):
         return self.linear(F.normalize(z, dim=-1))
 
 
+#: prompts per text-tower call when a zero-shot head is built
+TEXT_BATCH = 1024
+#: zero-shot class vectors already computed in this process (at most :data:`_CLASS_VECTORS_MAX`, oldest out first)
+_CLASS_VECTORS: dict[tuple, torch.Tensor] = {}
+_CLASS_VECTORS_MAX = 32
+
+
+def _text_tower_digest(backbone: nn.Module) -> str:
+    """sha256 of every parameter and buffer of an open_clip model outside its image tower (``visual.``): the
+    weights a zero-shot head depends on (a task vector added to the image tower leaves it unchanged)."""
+    h = hashlib.sha256()
+    for name, t in [*backbone.named_parameters(), *backbone.named_buffers()]:
+        if not name.startswith("visual."):
+            h.update(name.encode())
+            h.update(t.detach().to("cpu", torch.float32).contiguous().numpy().tobytes())
+    return h.hexdigest()
+
+
 class CLIPImageClassifier(Classifier):
     """open_clip ``CLIP`` model → image features → per-task zero-shot (or linear) head."""
 
@@ -105,18 +124,30 @@ class CLIPImageClassifier(Classifier):
     # -- heads -------------------------------------------------------------------------------------------
     @torch.no_grad()
     def class_vectors(self, classnames: Sequence[str], templates: Sequence[Template]) -> torch.Tensor:
-        """D5: per class, the normalized mean of the normalized text embeddings of its templates ([C, D])."""
+        """D5: per class, the normalized mean of the normalized text embeddings of its templates ([C, D]).
+
+        The class × template prompts are encoded in batches of :data:`TEXT_BATCH` (one call per class left a GPU
+        idle: 80 prompts per call for ImageNet's 1,000 classes).  The result is kept per process, keyed by the
+        prompts and a digest of the text tower's weights (:func:`_text_tower_digest`), since every job of a P2 plan
+        builds the same zero-shot heads again (ImageNet's 80,000 prompts per task-arithmetic job)."""
         if not templates:
             raise ValueError("need at least one template")
+        prompts = [fill_template(t, c) for c in classnames for t in templates]
+        key = (_text_tower_digest(self.backbone), tuple(prompts), len(templates))
+        cached = _CLASS_VECTORS.get(key)
+        if cached is not None:
+            return cached.to(self.device)
         was_training = self.training
         self.eval()
-        out = []
-        for c in classnames:
-            tokens = self.text_tokenizer([fill_template(t, c) for t in templates]).to(self.device)
-            emb = F.normalize(self.backbone.encode_text(tokens).float(), dim=-1)
-            out.append(F.normalize(emb.mean(0), dim=-1))
+        emb = torch.cat([F.normalize(self.backbone.encode_text(self.text_tokenizer(prompts[i:i + TEXT_BATCH])
+                                                               .to(self.device)).float(), dim=-1)
+                         for i in range(0, len(prompts), TEXT_BATCH)])
         self.train(was_training)
-        return torch.stack(out)
+        out = F.normalize(emb.view(len(classnames), len(templates), -1).mean(1), dim=-1)
+        if len(_CLASS_VECTORS) >= _CLASS_VECTORS_MAX:
+            _CLASS_VECTORS.pop(next(iter(_CLASS_VECTORS)))
+        _CLASS_VECTORS[key] = out.cpu()
+        return out
 
     def add_task(self, spec: TaskSpec, linear_head: bool = False,
                  templates: Sequence[Template] | None = None, classnames: Sequence[str] | None = None) -> None:
