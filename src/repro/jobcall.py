@@ -220,7 +220,8 @@ class ChapterJobs:
             write_json(Path(progress), {"declared": len(self.specs), "obtained": len(done),
                                         "cost_done": sum(s.cost for s in done),
                                         "cost_total": sum(s.cost for s in self.specs.values()),
-                                        "seconds": time.monotonic() - self._start})
+                                        "seconds": time.monotonic() - self._start,
+                                        "started": time.time() - (time.monotonic() - self._start)})
 
     # --- finding specs -----------------------------------------------------------------------------------------
     def select(self, kind: str | None = None, role: str | None = None, **fields: Any) -> list[JobSpec]:

@@ -118,3 +118,10 @@ def test_a_long_cell_says_how_many_declared_jobs_are_done_and_the_time_left(tmp_
                                 "seconds": 600.0}))
     p.cell_started(6, 23, "runs2, outs2 = table2_runs(jobs)")
     assert lines[-1].endswith("jobs 9/35 (25% of their cost; ~30 min 0 s left)")
+    # a fast first job, then a long one still running: the rate is taken now, not at the last job's end
+    import time
+
+    jobs.write_text(json.dumps({"declared": 35, "obtained": 1, "cost_done": 1.0, "cost_total": 100.0,
+                                "seconds": 0.3, "started": time.time() - 65.0}))
+    left = p.jobs_line().split("~")[1]
+    assert left.startswith(("1 h 47 min", "1 h 48 min")), left

@@ -78,7 +78,9 @@ class CellProgress:
         done, total = float(j.get("cost_done", 0.0)), float(j.get("cost_total", 0.0))
         share = done / total if total > 0 else j["obtained"] / j["declared"]
         text = f"jobs {j['obtained']}/{j['declared']} ({share:.0%} of their cost"
-        spent = float(j.get("seconds", 0.0))
+        # the time since the notebook's jobs began, now (not at the last job's end: a fast first job, then a long
+        # one running, would promise seconds left)
+        spent = max(float(j.get("seconds", 0.0)), time.time() - float(j.get("started", time.time())))
         if 0 < share < 1 and spent > 0:
             text += f"; ~{fmt_seconds(spent * (1 - share) / share)} left"
         return text + ")"
