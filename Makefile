@@ -44,6 +44,8 @@ venv: $(BIN)/.installed
 ifneq ($(LOCK),)
 # every requirement, dependencies included, comes from the lock with its hashes; the package itself adds nothing
 $(BIN)/.installed: pyproject.toml $(LOCK)
+	@$(PYTHON) -c "import platform, sys; sys.exit(0 if sys.version_info[:2] == (3, 11) and sys.platform == 'linux' \
+	  and platform.machine() == 'x86_64' else '$(LOCK) is for CPython 3.11 on Linux x86_64; here: make venv LOCK=')"
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --require-hashes -r $(LOCK)
 	$(BIN)/python -m pip install --no-deps -e .
