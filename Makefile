@@ -68,8 +68,9 @@ LOCK_COMPILE = pip compile pyproject.toml $(addprefix --extra ,$(LOCK_EXTRAS)) -
 lock:
 	$(LOCK_TOOLS)/bin/uv --version 2>/dev/null | grep -qx 'uv $(UV_VERSION)\( .*\)\?' || \
 	  { $(PYTHON) -m venv $(LOCK_TOOLS) && $(LOCK_TOOLS)/bin/python -m pip install -q uv==$(UV_VERSION); }
-	$(LOCK_TOOLS)/bin/uv $(LOCK_COMPILE) $(if $(UPGRADE),--upgrade) -o $(LOCK_FILE) \
+	$(LOCK_TOOLS)/bin/uv --quiet $(LOCK_COMPILE) $(if $(UPGRADE),--upgrade) -o $(LOCK_FILE) \
 	  --custom-compile-command "make lock  # = uv $(UV_VERSION) $(strip $(LOCK_COMPILE))"
+	-@git diff --stat -- $(LOCK_FILE)
 
 # the real corpora the cpu profile reads from PyPI sdists (repro.data.packaged), once, into ~/.cache/repro/corpora
 corpora: venv
