@@ -27,7 +27,7 @@ PYTEST_ARGS ?=
 
 BIN := $(VENV)/bin
 
-.PHONY: help venv lock corpora test book book-smoke browser-check lab record-build clean clean-all
+.PHONY: help venv lock corpora test book book-smoke browser-check lab lab-check record-build clean clean-all
 
 help:
 	@echo "make book          set up $(VENV) and build the book with PROFILE=$(PROFILE) (book/_build/html)"
@@ -35,6 +35,7 @@ help:
 	@echo "make book-smoke    the CI build: smoke profile, Sphinx warnings are errors"
 	@echo "make browser-check open every page of the built book in headless Chromium"
 	@echo "make lab           JupyterLab on notebooks/ (jupytext opens the .md notebooks)"
+	@echo "make lab-check     JupyterLab in headless Chromium: open p2_sensitivity.md, run it on smoke, save it"
 	@echo "make clean         remove the built book, executed notebooks and results"
 	@echo "make lock          refresh $(LOCK) from pyproject.toml (UPGRADE=1: newest allowed releases)"
 	@echo "make venv LOCK=    install without the lock (another platform): torch pin, then -e .[$(EXTRAS)]"
@@ -95,6 +96,13 @@ browser-check: venv
 lab: venv
 	$(BIN)/python -m pip install -q -e ".[lab]"
 	JUPYTER_CONFIG_PATH=$(CURDIR)/.jupyter$${JUPYTER_CONFIG_PATH:+:$$JUPYTER_CONFIG_PATH} $(BIN)/jupyter lab notebooks/
+
+# what a user of `make lab` meets, in headless Chromium (.ci/lab_check.py): a double click opens p2_sensitivity.md
+# as a notebook, it runs on the smoke profile (reusing the store `make book-smoke` left), and saving it leaves the
+# file as committed
+lab-check: venv
+	$(BIN)/python -m pip install -q -e ".[lab]" selenium
+	$(BIN)/python .ci/lab_check.py
 
 # after a first cpu build from an empty artifact store: its record becomes the build time the intro and README quote
 # (tests/test_book_facts.py then holds README.md and book/cpu_profile_choice.md to it)

@@ -66,3 +66,35 @@ def test_make_lab_opens_markdown_notebooks_as_notebooks():
     assert viewers["markdown"] == viewers["myst"] == "Jupytext Notebook"
     lab = re.search(r"^lab:.*?(?=^\S)", (ROOT / "Makefile").read_text(), re.M | re.S).group(0)
     assert "JUPYTER_CONFIG_PATH=$(CURDIR)/.jupyter" in lab and "jupyter lab" in lab
+
+
+def _lab_check():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("lab_check", ROOT / ".ci" / "lab_check.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)  # stdlib only at import (selenium inside the functions)
+    return module
+
+
+def test_ci_runs_the_jupyterlab_check_on_the_smoke_books_store():
+    """The browser check (.ci/lab_check.py) edits one line of p2_sensitivity's parameters cell: that line must be
+    there, once; CI runs the check after the smoke book, requiring its store."""
+    lab = _lab_check()
+    text = (ROOT / "notebooks" / "p2_sensitivity.md").read_text()
+    params = re.search(r"```\{code-cell\} ipython3\n:tags: \[parameters\]\n(.*?)```", text, re.S).group(1)
+    assert text.count(lab.PARAM_LINE) == 1 and lab.PARAM_LINE in params
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert ci.index("repro book --profile smoke") < ci.index("python .ci/lab_check.py --require-store")
+    assert "lab-check:" in (ROOT / "Makefile").read_text()
+
+
+def test_lab_check_store_snapshot_lists_artifacts_only(tmp_path):
+    lab = _lab_check()
+    (tmp_path / "mask").mkdir()
+    (tmp_path / "mask" / "k.json").write_text("{}")
+    (tmp_path / ".locks").mkdir()
+    (tmp_path / ".locks" / "mask.k.lock").write_text("")
+    (tmp_path / ".keys-v2").write_text("")
+    assert list(lab.store_snapshot(tmp_path)) == ["mask/k.json"]
+    assert lab.store_snapshot(tmp_path / "absent") == {}
