@@ -610,6 +610,9 @@ PROFILES["paper-rehearsal"] = replace(
                ("repro.p1.appendix.plan.AppendixPlan", "n_eval", 16),
                ("repro.p2.disentanglement.plan.DisentanglementPlan", "n_grid", 16),
                ("repro.p2.disentanglement.plan.DisentanglementPlan", "grid_points", 3),
+               # Fig. 7's drift: a Jacobian per output class per example (Cars: 196 classes x 256 examples x 3
+               # checkpoints of per-example gradients ran for over 10 min per job on the tiny CLIP)
+               ("repro.p2.disentanglement.plan.DisentanglementPlan", "drift_examples", 4),
                ("repro.p2.disentanglement.plan.DisentanglementPlan", "n_eval", 16),
                ("repro.p2.appendix.plan.AppendixPlan", "n_test_ablation", 16),
                ("repro.p2.structure_cost.plan.StructureCostPlan", "iterations", 2),
