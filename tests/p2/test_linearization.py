@@ -75,6 +75,44 @@ def test_gradient_drift_zero_at_start_and_grows(tiny_model, sent_examples):
     assert sum(by[6]["rel_per_example"]) / 4 == pytest.approx(by[6]["rel_change"])
 
 
+def test_gradient_drift_is_the_full_jacobian_ratio(tiny_model, sent_examples):
+    """Fig. 7's ratio, streamed one output class at a time, equals E_x ‖J_i(x) − J_0(x)‖²_F / ‖J_0(x)‖²_F from the
+    whole Jacobian built at once (autograd, one backward pass per example and class)."""
+    names = tiny_model.maskable_names()
+    _, snaps = train_with_snapshots(tiny_model, {"sent": sent_examples}, RECIPE, names, steps=[2, 5])
+    ex = sent_examples[:3]
+    rows = {r["step"]: r for r in gradient_drift(tiny_model, ex, "sent", snaps, names, chunk_size=2)}
+    params = dict(tiny_model.named_parameters())
+    base = {n: params[n].detach().clone() for n in names}
+
+    def jacobian(x, at):
+        with torch.no_grad():
+            for n in names:
+                params[n].copy_(at.get(n, base[n]))
+        out = []
+        for c in range(tiny_model.specs["sent"].num_labels):
+            logit = tiny_model(tiny_model.tokenize("sent", [x]), "sent")[0, c]
+            grads = torch.autograd.grad(logit, [params[n] for n in names])
+            out.append(torch.cat([g.double().flatten() for g in grads]))
+        return torch.stack(out)
+
+    for n in names:
+        params[n].requires_grad_(True)
+    tiny_model.eval()
+    try:
+        for step in (2, 5):
+            ratios = []
+            for x in ex:
+                j0, ji = jacobian(x, {}), jacobian(x, snaps[step])
+                ratios.append(float((ji - j0).pow(2).sum() / j0.pow(2).sum()))
+            assert rows[step]["rel_per_example"] == pytest.approx(ratios, rel=1e-4, abs=1e-12)
+    finally:
+        with torch.no_grad():
+            for n in names:
+                params[n].copy_(base[n])
+                params[n].requires_grad_(False)
+
+
 def test_recorder_copies():
     class M(torch.nn.Module):
         def __init__(self):
