@@ -138,7 +138,8 @@ def run_in_process(family: str, notebooks: Sequence[str], root: Path, workers: i
     job run``: :class:`repro.jobrun.JobRunner`); returns one line per failed job (its id and the error).  A job whose
     upstream job failed is not run and is reported as such."""
     jobs = inventory(PROFILE, [n for n in notebooks if n != "performance"], family)
-    todo = {j.id: j for j in jobs if j.id in set(pending([j.to_dict() for j in jobs], root / "artifacts"))}
+    undone = set(pending([j.to_dict() for j in jobs], root / "artifacts"))  # once: every marker is read
+    todo = {j.id: j for j in jobs if j.id in undone}
     failed: dict[str, str] = {}
     done: set[str] = set()
     running: dict[Any, str] = {}
