@@ -154,3 +154,28 @@ def test_cached_reruns_over_a_foreign_truncated_or_half_executed_run(tmp_path):
     nbformat.write(nbf, out / "smoke" / "p1_stub.ipynb")
     assert run().status == "ran" and "rewritten" in notices()[-1]
     assert run().status == "cached"
+
+
+def test_book_family_reaches_the_p2_notebooks_only(monkeypatch):
+    """``repro book --family nlp`` runs the P2 pages with ``model_family`` nlp, as the workflow's renders do (their
+    cached executions are then reused: the rehearsal's book re-executed every P2 page with the default family)."""
+    from repro.chapters import get_chapter
+    from repro.runner import build, cli
+
+    captured = {}
+
+    class Stop(Exception):
+        pass
+
+    def fake_run_many(job_args, jobs, log):
+        captured.update({kw["name"]: kw["params"] for kw in job_args})
+        raise Stop
+
+    monkeypatch.setattr(build, "run_many", fake_run_many)
+    with pytest.raises(Stop):
+        build.build_book("smoke", family="nlp", log=lambda line: None)
+    assert captured and all((p.get("model_family") == "nlp") == (get_chapter(n).paper == "p2")
+                            for n, p in captured.items() if n != "performance"), captured
+    seen = {}
+    monkeypatch.setattr(build, "build_book", lambda **kw: seen.update(kw))
+    assert cli.main(["book", "--profile", "smoke", "--family", "vision"]) == 0 and seen["family"] == "vision"

@@ -217,8 +217,12 @@ def run_jupyter_book(warnings_as_errors: bool = False, log: Callable[[str], None
 def build_book(profile: str = "cpu", only: Iterable[str] | None = None, jobs: int = 1,
                warnings_as_errors: bool = False, output_dir: str | Path = "results", data_dir: str | None = None,
                force: bool = False, log: Callable[[str], None] = print, device: str | None = None,
-               precision: str | None = None) -> BuildReport:
+               precision: str | None = None, family: str = "") -> BuildReport:
     """Execute the book's notebooks for ``profile`` (cached), regenerate the claims page, build the HTML.
+
+    ``family`` ("vision" / "nlp" / "text"; "" = each notebook's default) is the P2 notebooks' ``model_family``, as
+    ``repro run NB -p model_family F`` and the workflow's renders pass it: a book of the nlp family's renders reuses
+    them instead of re-executing the P2 pages with the profile's default family.
 
     ``only`` restricts execution to some notebooks (the others use their executed copy from an earlier build, or a
     placeholder page).  ``jobs`` > 1 runs notebooks in parallel processes.  ``data_dir`` is passed to notebooks
@@ -250,6 +254,8 @@ def build_book(profile: str = "cpu", only: Iterable[str] | None = None, jobs: in
             params["device"] = device
         if precision and "precision" in declared:  # --precision: likewise, the notebooks' precision parameter
             params["precision"] = precision
+        if family and "model_family" in declared:  # --family: the P2 notebooks' model family
+            params["model_family"] = family
         book_params[name] = kernel_params(name, profile, params, out_rel, declared)
         if name not in selected:
             continue

@@ -86,13 +86,15 @@ def _abs(path: str | None) -> str | None:
          arg("--warnings-as-errors", "-W", action="store_true", help="fail on any Sphinx warning (CI)"),
          arg("--force", action="store_true", help="re-execute even unchanged notebooks"),
          arg("--output-dir", default=None, metavar="DIR", help="results root (default: results/ in the repository)"),
+         arg("--family", choices=("vision", "nlp", "text"), default="",
+             help="the P2 notebooks' model family (default: each notebook's, per profile)"),
          DATA_ARG, DEVICE_ARG, PRECISION_ARG)
 def _book(args: argparse.Namespace) -> int:
     from repro.runner.build import build_book  # startup: the build imports torch and pandas, `repro --help` none
 
     build_book(profile=args.profile, only=args.only, jobs=args.jobs, warnings_as_errors=args.warnings_as_errors,
                output_dir=_abs(args.output_dir) or "results", data_dir=_abs(args.data), force=args.force,
-               device=args.device, precision=args.precision)
+               device=args.device, precision=args.precision, family=args.family)
     return 0
 
 
