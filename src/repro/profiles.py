@@ -645,7 +645,9 @@ def notebook_profile(name: str, notebook: str, device: str | None = None, precis
     given = {k: v for k, v in {"lr": graft_lr, "steps": graft_steps}.items() if v is not None}
     if given:
         prof = prof.with_(graft=replace(prof.graft, **given))
-    if notebook.startswith("p2"):
+    from repro.chapters import get_chapter  # the registry reads the packages; profiles are read without it
+
+    if get_chapter(notebook).paper == "p2":
         return prof.for_p2(model_family, notebook, device, precision)
     if model_family:
         raise ValueError(f"{notebook} is a P1 notebook: it has no model family (got {model_family!r})")

@@ -89,10 +89,15 @@ def snakemake_command(family: str, root: Path, only: Sequence[str], cores: int, 
             "--config", *config, "--", target]
 
 
+def _chapters(notebooks: Sequence[str]) -> list[str]:
+    """The chapters among ``notebooks``: those with jobs and a render (not the reference pages, e.g. Performance)."""
+    return [n for n in notebooks if get_chapter(n).paper]
+
+
 def check_outputs(family: str, root: Path, notebooks: Sequence[str]) -> tuple[Counter, list[str]]:
     """The plan's jobs per kind, and one line per problem: a job without a done-marker, a notebook without results,
     a notebook that never asked for some of its declared jobs."""
-    jobs = inventory(PROFILE, [n for n in notebooks if n != "performance"], family)
+    jobs = inventory(PROFILE, _chapters(notebooks), family)
     problems = [f"job {j.id} ({j.kind}, {', '.join(j.notebooks)}): never run (no done-marker)"
                 for j in jobs if not done_path(j.id, root / "artifacts").exists()]
     for nb in notebooks:
@@ -101,7 +106,7 @@ def check_outputs(family: str, root: Path, notebooks: Sequence[str]) -> tuple[Co
             problems.append(f"notebook {nb}: no render ({path})")
             continue
         record = json.loads(path.read_text()).get("meta", {}).get("jobs")
-        if nb != "performance" and record is None:
+        if get_chapter(nb).paper and record is None:
             problems.append(f"notebook {nb}: its results record no jobs (it does not obtain artifacts through "
                             "ChapterJobs)")
         elif record and record["unused"]:
@@ -117,7 +122,7 @@ def _start_worker(family: str, notebooks: Sequence[str], root: str) -> None:
     """A worker process's set-up: the plan and its job runner, built once (the imports are paid once per worker)."""
     global _RUNNER
     os.environ.setdefault("TQDM_DISABLE", "1")  # a batch run: one progress line per 25 jobs, no bars
-    jobs = inventory(PROFILE, [n for n in notebooks if n != "performance"], family)
+    jobs = inventory(PROFILE, _chapters(notebooks), family)
     _RUNNER = JobRunner({j.id: j for j in jobs}, data_dir=Path(root) / "data", artifacts=Path(root) / "artifacts",
                         plan=f"{PROFILE} --family {family}")
 
@@ -137,7 +142,7 @@ def run_in_process(family: str, notebooks: Sequence[str], root: Path, workers: i
     in ``workers`` long-lived processes, each job as soon as its upstream jobs are done (the very code of ``repro
     job run``: :class:`repro.jobrun.JobRunner`); returns one line per failed job (its id and the error).  A job whose
     upstream job failed is not run and is reported as such."""
-    jobs = inventory(PROFILE, [n for n in notebooks if n != "performance"], family)
+    jobs = inventory(PROFILE, _chapters(notebooks), family)
     undone = set(pending([j.to_dict() for j in jobs], root / "artifacts"))  # once: every marker is read
     todo = {j.id: j for j in jobs if j.id in undone}
     failed: dict[str, str] = {}
@@ -197,7 +202,7 @@ def rehearse(family: str, only: Sequence[str] = (), root: str | Path | None = No
     print("$ " + " ".join(cmd), flush=True)
     rc = subprocess.call(cmd, cwd=repo_root(), env={**os.environ, "REPRO_ARTIFACTS": str(root / "artifacts")})
     # the renders are the chapters' (workflow's `render` rule); a page without a package (Performance) only the book's
-    rendered = notebooks if target == "book" else [n for n in notebooks if get_chapter(n).paper]
+    rendered = notebooks if target == "book" else _chapters(notebooks)
     kinds, problems = check_outputs(family, root, rendered)
     return Rehearsal(family, notebooks, kinds, failed + problems, time.perf_counter() - start, rc)
 
