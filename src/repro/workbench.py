@@ -22,7 +22,7 @@ from repro.artifacts import (KEY_SCHEME, STORE_FIELD, ArtifactError, ArtifactSto
 from repro.data import Example, TaskData, get_spec, load_task
 from repro.jobs import finetune_fields, graft_fields
 from repro.core.checks import check_finite, check_pair
-from repro.core.evaluation import Predictions, predict, score
+from repro.core.evaluation import EvalSet, Predictions, predict, score
 from repro.core.finetune import TrainResult, train
 from repro.core.grafting import GraftResult, grafted_params, learn_graft
 from repro.core.masks import Mask
@@ -378,7 +378,7 @@ class Workbench:
         return {n: self.pre[n] + alpha * v for n, v in vector.items()}
 
     def predict(self, task: str, split: str = "test", overrides: Mapping[str, torch.Tensor] | None = None,
-                examples: Sequence[Example] | None = None, **kw: Any) -> Predictions:
+                examples: Sequence[Example] | EvalSet | None = None, **kw: Any) -> Predictions:
         data = self.task(task, **{k: v for k, v in kw.items() if k in ("k", "seed")})
         ex = examples if examples is not None else data.split(split)
         return predict(self.model, ex, task, overrides, batch_size=self.profile.eval_batch_size,

@@ -103,6 +103,33 @@ def test_predict_sorts_by_length_but_returns_input_order(tiny_model, sent_exampl
     assert batched.labels.tolist() == [e.label for e in sent_examples]
 
 
+def test_an_eval_set_is_collated_once_and_predicts_the_same(tiny_model, sent_examples):
+    """An EvalSet (a set scored many times, e.g. over an α grid) gives the logits of plain examples, and builds its
+    batches once."""
+    from repro.core.evaluation import eval_set
+
+    calls = []
+    collate = tiny_model.collate
+    tiny_model.collate = lambda task, chunk, train=False: calls.append(len(chunk)) or collate(task, chunk, train=train)
+    try:
+        prepared = eval_set(tiny_model, sent_examples, "sent", batch_size=3)
+        assert calls == [3, 3, 2] and len(prepared) == 8
+        name = tiny_model.graftable_names()[0]
+        zero = {name: torch.zeros_like(dict(tiny_model.named_parameters())[name])}
+        for overrides in (None, zero):
+            calls.clear()
+            plain = predict(tiny_model, sent_examples, "sent", overrides=overrides, batch_size=3)
+            assert calls == [3, 3, 2]  # plain examples are collated on every call ...
+            calls.clear()
+            once = predict(tiny_model, prepared, "sent", overrides=overrides)
+            assert calls == []  # ... a prepared set never again
+            assert torch.equal(plain.logits, once.logits) and torch.equal(plain.labels, once.labels)
+        with pytest.raises(ValueError, match="prepared for task 'sent'"):
+            predict(tiny_model, prepared, "other")
+    finally:
+        del tiny_model.collate
+
+
 def test_predictions_correct_is_per_example_argmax_equals_label():
     pred = Predictions(logits=torch.tensor([[2.0, 1.0], [0.0, 3.0], [1.0, 0.0]]), labels=torch.tensor([0, 0, 1]))
     c = pred.correct()

@@ -107,7 +107,8 @@ def test_fused_graft_step_equals_reference(tiny_model, sent_examples):
     gen = torch.Generator().manual_seed(1)
     S = {n: torch.rand(d.shape, generator=gen) for n, d in delta.items()}
     S_before = {n: s.clone() for n, s in S.items()}
-    for batch_size in (len(sent_examples), 4):  # one batch (full-batch GD) and several accumulated batches
+    # one batch (full-batch GD), equal batches (grouped by length inside graft_update), a ragged last batch (kept in order)
+    for batch_size in (len(sent_examples), 4, 3):
         ref = _reference_graft_step(tiny_model, "sent", sent_examples, delta, S, base, 1e7, 10.0, batch_size)
         fused = graft_update(tiny_model, "sent", sent_examples, delta, S, base, 1e7, 10.0, batch_size)
         parts = graft_step(S, graft_gradient(tiny_model, "sent", sent_examples, delta,
@@ -173,3 +174,45 @@ def test_graft_selection_set_holds_every_class(tiny_model, sent_examples, monkey
                       movement_mask(delta, 1e-2), recipe, progress=False)
     scored_train = [labels for labels in seen if len(labels) == 8]
     assert scored_train and all(sorted(labels) == [0] * 4 + [1] * 4 for labels in scored_train)
+
+
+def test_graft_gradient_groups_equal_batches_by_length(tiny_model, sent_examples):
+    """Equal batches are formed from the examples sorted by length (less padding, the same sum of batch means);
+    a ragged split keeps the given order, since its short batch weighs its examples more."""
+    from repro.core.grafting import _summed_gradient
+
+    tiny_model.eval()
+    seen = []
+    tokenize = tiny_model.tokenize
+    tiny_model.tokenize = lambda task, chunk: seen.append([e.text_a for e in chunk]) or tokenize(task, chunk)
+    try:
+        names = tiny_model.graftable_names()[:2]
+        own = dict(tiny_model.named_parameters())
+        for batch_size, grouped in ((4, True), (3, False)):
+            seen.clear()
+            theta = {n: own[n].detach().clone().requires_grad_(True) for n in names}
+            _summed_gradient(tiny_model, "sent", sent_examples, theta, batch_size)
+            flat = [t for chunk in seen for t in chunk]
+            expected = sorted((e.text_a for e in sent_examples), key=len) if grouped else [e.text_a for e in sent_examples]
+            assert flat == expected, batch_size
+    finally:
+        del tiny_model.tokenize
+
+
+def test_an_unchanged_rounded_mask_is_scored_once(tiny_model, sent_examples, monkeypatch):
+    """A step that leaves the rounded mask as it was keeps its train + dev score without evaluating again."""
+    import repro.core.grafting as grafting
+
+    delta, _ = _finetuned_delta(tiny_model, sent_examples)
+    calls = []
+    real = grafting.evaluate
+    monkeypatch.setattr(grafting, "evaluate", lambda *a, **k: calls.append(1) or real(*a, **k))
+    still = learn_graft(tiny_model, "sent", delta, sent_examples, sent_examples, base=0.05,
+                        recipe=GraftRecipe(lr=1e-30, steps=3, batch_size=4), progress=False)
+    assert len(still.history) == 3 and len({h["score"] for h in still.history}) == 1
+    assert len(calls) == 2  # train and dev, once: so small a step never changes the mask
+    calls.clear()
+    moving = learn_graft(tiny_model, "sent", delta, sent_examples, sent_examples, base=0.05,
+                         recipe=GraftRecipe(lr=1e9, steps=3, batch_size=4), progress=False)
+    counts = [h["count"] for h in moving.history]
+    assert 2 * (1 + sum(a != b for a, b in zip(counts, counts[1:]))) <= len(calls) <= 6 and counts[0] != counts[-1]

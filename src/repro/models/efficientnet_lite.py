@@ -159,7 +159,16 @@ class EfficientNetLite(nn.Module):
             self._fc = nn.Linear(head, num_classes)
 
     def features(self, x: torch.Tensor) -> torch.Tensor:
-        """Normalized images ``[B, 3, H, W]`` → pooled features ``[B, 1280]``."""
+        """Normalized images ``[B, 3, H, W]`` → pooled features ``[B, 1280]``.
+
+        A batch enters in the channels-last memory layout, which every convolution after it keeps: the
+        depthwise convolutions run 1.5x faster that way on CPU (eval forward at 32 px, 1 thread; a training step
+        1.3x; measured 2026-11-28).  The values are the same up to float summation order (logits within 4e-5).
+        """
+        try:
+            x = x.contiguous(memory_format=torch.channels_last)
+        except RuntimeError:  # inside vmap (per-example Fisher), which supports no layout change: as it is
+            pass
         h = F.relu6(self._bn0(self._conv_stem(x)))
         for block in self._blocks:
             h = block(h)

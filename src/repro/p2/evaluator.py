@@ -7,7 +7,7 @@ import time
 from typing import TYPE_CHECKING, Any, Sequence
 
 from repro.artifacts import tensor_digest
-from repro.core.evaluation import Predictions, score
+from repro.core.evaluation import EvalSet, Predictions, eval_set, score
 from repro.core.taskvec import TaskVector
 from repro.data import Example, balanced_sample, fixed_subset
 
@@ -25,7 +25,8 @@ class Evaluator:
     exactly linear in its parameter offset, f_lin(θ_0 + ατ) = f(θ_0) + α·J_θ0 τ, so for ``linear=True`` the
     tangent logits J_θ0 τ are computed once per (vector, task, split) (one jvp pass at α = 1) and every other α
     is f(θ_0) + α·J τ: the same model, without one jvp pass per α.  ``seconds`` / ``evaluated`` count the
-    forward passes actually run.
+    forward passes actually run.  Each subset is batched and collated once (:func:`repro.core.evaluation.eval_set`),
+    not once per α.
     """
 
     def __init__(self, wb: "Workbench", tasks: Sequence[str], control: str | None, n_val: int, n_test: int,
@@ -40,6 +41,7 @@ class Evaluator:
             data = wb.task(t, seed=self.seed)
             self.sets[t] = {"val": balanced_sample(data.dev, self.n_val, seed=self.seed),
                             "test": fixed_subset(data.test, self.n_test)}
+        self._prepared: dict[tuple[str, str], EvalSet] = {}  # each subset batched and collated once
         self._zero: dict[tuple[str, str], Any] = {}  # Predictions of θ_0
         self._tangent: dict[tuple, Any] = {}  # (vector fingerprint, task, split) -> J τ logits
         self.seconds = 0.0
@@ -85,7 +87,10 @@ class Evaluator:
     def _predict(self, task: str, split: str, overrides, linear_base):
         start = time.perf_counter()
         ex = self.sets[task][split]
-        pred = self.wb.predict(task, split, overrides, examples=ex, linear_base=linear_base)
+        if (task, split) not in self._prepared:
+            self._prepared[(task, split)] = eval_set(self.wb.model, ex, task, self.wb.profile.eval_batch_size)
+        pred = self.wb.predict(task, split, overrides, examples=self._prepared[(task, split)],
+                               linear_base=linear_base)
         self.seconds += time.perf_counter() - start
         self.evaluated += len(ex)
         return pred
