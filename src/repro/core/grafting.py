@@ -134,7 +134,7 @@ def graft_gradient(model: Classifier, task: str, examples: Sequence[Example], de
 
 
 def _summed_gradient(model: Classifier, task: str, examples: Sequence[Example], theta: dict[str, torch.Tensor],
-                     batch_size: int) -> tuple[dict[str, torch.Tensor], int]:
+                     batch_size: int, group_by_length: bool = True) -> tuple[dict[str, torch.Tensor], int]:
     """(Σ over batches of ∂L_batch/∂θ at the overrides ``theta``, the number of batches): one gradient buffer per
     tensor (autograd accumulates into the leaves' ``.grad``); ``theta`` is released on return.
 
@@ -142,9 +142,10 @@ def _summed_gradient(model: Classifier, task: str, examples: Sequence[Example], 
     share a batch, so the examples are grouped by text length (:func:`repro.core.evaluation.length_order`): each
     padded batch then holds similar lengths, 1.2-1.4x faster on MiniLM (SST-2 tweets / MR sentences, 256 examples
     in batches of 32, 1 thread; the gradient equal to 2.4e-7 relative, measured 2026-11-28).  A ragged last batch
-    weighs its examples more, so then the order is kept.
+    weighs its examples more, so then the order is kept.  (``group_by_length=False`` keeps it always: for
+    benchmarks/book_cost_cuts.py.)
     """
-    if len(examples) % batch_size == 0:
+    if group_by_length and len(examples) % batch_size == 0:
         examples = [examples[i] for i in length_order(examples)]
     batches = chunks(examples, batch_size)
     leaves = list(theta.values())

@@ -137,6 +137,11 @@ class MBConv(nn.Module):
         return h + x if self.residual else h
 
 
+#: batches enter the body in the channels-last layout (:meth:`EfficientNetLite.features`); False only to measure the
+#: contiguous layout beside it (benchmarks/book_cost_cuts.py)
+CHANNELS_LAST = True
+
+
 class EfficientNetLite(nn.Module):
     """EfficientNet-Lite body + ImageNet classifier ``_fc``.  :meth:`features` gives the pooled 1280-d vector."""
 
@@ -165,10 +170,11 @@ class EfficientNetLite(nn.Module):
         depthwise convolutions run 1.5x faster that way on CPU (eval forward at 32 px, 1 thread; a training step
         1.3x; measured 2026-11-28).  The values are the same up to float summation order (logits within 4e-5).
         """
-        try:
-            x = x.contiguous(memory_format=torch.channels_last)
-        except RuntimeError:  # inside vmap (per-example Fisher), which supports no layout change: as it is
-            pass
+        if CHANNELS_LAST:
+            try:
+                x = x.contiguous(memory_format=torch.channels_last)
+            except RuntimeError:  # inside vmap (per-example Fisher), which supports no layout change: as it is
+                pass
         h = F.relu6(self._bn0(self._conv_stem(x)))
         for block in self._blocks:
             h = block(h)
