@@ -64,6 +64,14 @@ def test_balanced_fixed_splits():
     assert Counter(e.label for e in P.load_images("faces")["test"]) == {0: 40, 1: 40}
 
 
+def test_val_sizes_are_the_splits_sizes():
+    """The plan's cost reads VAL_SIZES without loading images; they are the validation splits' real sizes."""
+    for name, n in P.VAL_SIZES.items():
+        _available(name)
+        assert P.split_sizes(name)["val"] == n, name
+    assert set(P.VAL_SIZES) == set(P.IMAGE_SOURCES)
+
+
 def test_texture_split_is_spatial():
     _available("textures")
     patches = P.texture_patches(patch=64)  # 8 rows of patches per photograph: 6 train, 1 val, 1 test

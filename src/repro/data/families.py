@@ -94,6 +94,22 @@ FAMILY_SOURCES: dict[str, FamilySource] = {
 }
 
 
+def dev_size(name: str, profile: "Profile") -> int | None:
+    """How many examples the dev (= validation) split of a family task holds, known without reading its data (for
+    the plan's cost): the packaged images' fixed splits; for the hub images the official hold-out, 10 % of the
+    train split up to 5,000; None where it is not known."""
+    if profile.data_source == "packaged-images":
+        from repro.data.packaged_images import VAL_SIZES
+        return VAL_SIZES.get(name)
+    if profile.data_source == "hub-vision":
+        from repro.data.hub_vision import MAX_VAL, VAL_FRACTION
+        from repro.data.shapes import DATASET_SHAPES
+        shape = DATASET_SHAPES.get(name)
+        if shape is not None and "train" in shape.splits:
+            return min(int(shape.total("train") * VAL_FRACTION), MAX_VAL)
+    return None
+
+
 def load_family_task(name: str, profile: "Profile", seed: int = 13, n_test: int | None = None,
                      test_seed: int = 0, data_dir: str | Path | None = None) -> TaskData:
     """One P2 family task's train / dev (= validation) / test splits from ``profile.data_source``."""

