@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from repro.data.hub_nlp import load_nlp
-from repro.data.hub_vision import load_vision
+from repro.data.hub_vision import MAX_VAL, VAL_FRACTION, load_vision
+from repro.data.shapes import DATASET_SHAPES
 from repro.data.tasks import TASKS, Example, ImageExample, TaskData, TaskSpec, fixed_subset
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -99,11 +100,9 @@ def dev_size(name: str, profile: "Profile") -> int | None:
     the plan's cost): the packaged images' fixed splits; for the hub images the official hold-out, 10 % of the
     train split up to 5,000; None where it is not known."""
     if profile.data_source == "packaged-images":
-        from repro.data.packaged_images import VAL_SIZES
+        from repro.data.packaged_images import VAL_SIZES  # heavy: numpy / PIL, as _packaged_images above
         return VAL_SIZES.get(name)
     if profile.data_source == "hub-vision":
-        from repro.data.hub_vision import MAX_VAL, VAL_FRACTION
-        from repro.data.shapes import DATASET_SHAPES
         shape = DATASET_SHAPES.get(name)
         if shape is not None and "train" in shape.splits:
             return min(int(shape.total("train") * VAL_FRACTION), MAX_VAL)
