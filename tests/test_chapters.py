@@ -131,3 +131,22 @@ def test_a_batch_kernel_reports_its_jobs_for_the_progress_line(wb, tmp_path, mon
     record = json.loads((tmp_path / "jobs.json").read_text())
     assert (record["declared"], record["obtained"]) == (2, 1)
     assert record["cost_done"] == ft.cost and record["cost_total"] == ft.cost + graft.cost
+
+
+def test_the_jobs_on_another_workbench_keep_the_notebooks_clock(wb, tmp_path, monkeypatch):
+    """ChapterJobs.on (another Workbench of the notebook, e.g. a later seed's) reports one record with the notebook's
+    start, so the time left extrapolates from the first job, not from when the other Workbench appeared."""
+    import json
+    import time
+
+    from repro.paths import JOBS_PROGRESS_ENV
+
+    monkeypatch.setenv(JOBS_PROGRESS_ENV, str(tmp_path / "jobs.json"))
+    ft = finetune_job(wb.profile, "p1_test", "SST-2", wb.profile.p1_finetune)
+    jobs = ChapterJobs(wb, "p1_test", None, specs=[ft])
+    first = json.loads((tmp_path / "jobs.json").read_text())["started"]
+    time.sleep(0.05)
+    other = jobs.on(wb)
+    record = json.loads((tmp_path / "jobs.json").read_text())
+    assert record["started"] == pytest.approx(first, abs=0.02) and record["seconds"] >= 0.05
+    assert other.obtained is jobs.obtained

@@ -199,7 +199,9 @@ class ChapterJobs:
     def on(self, wb: Workbench) -> "ChapterJobs":
         """The same declared jobs on another Workbench of the notebook (e.g. one with linear heads)."""
         other = ChapterJobs(wb, self.chapter, None, specs=list(self.specs.values()), results=self.results)
-        other.obtained = self.obtained  # one record for the notebook
+        other.obtained = self.obtained  # one record for the notebook ...
+        other._start = self._start  # ... and one clock: the time left extrapolates from the notebook's first job
+        other._record()
         return other
 
     def record(self) -> dict[str, Any]:
