@@ -173,7 +173,7 @@ class EfficientNetLite(nn.Module):
         if CHANNELS_LAST:
             try:
                 x = x.contiguous(memory_format=torch.channels_last)
-            except RuntimeError:  # inside vmap (per-example Fisher), which supports no layout change: as it is
+            except RuntimeError:  # inside vmap (per-example Fisher) or jvp (linearized FT): no layout change there
                 pass
         h = F.relu6(self._bn0(self._conv_stem(x)))
         for block in self._blocks:
