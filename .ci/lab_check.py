@@ -251,6 +251,26 @@ return !!(nb && nb.classList.contains('jp-mod-editMode') && content && content.c
 """
 
 
+CURSOR_JS = r"""
+const sel = document.getSelection();
+if (!sel || !sel.focusNode) return null;
+const el = sel.focusNode.nodeType === 1 ? sel.focusNode : sel.focusNode.parentElement;
+const line = el && el.closest('.cm-line');
+if (!line) return null;
+const lines = Array.from(line.parentElement.children).filter(e => e.classList.contains('cm-line'));
+const r = document.createRange();
+r.setStart(line, 0);
+r.setEnd(sel.focusNode, sel.focusOffset);
+return [lines.indexOf(line), r.toString().length, sel.toString()];
+"""
+
+
+def cursor(driver) -> tuple[int, int, str] | None:
+    """The focused editor's cursor as the browser's selection shows it: ``(row, column, selected text)``."""
+    pos = driver.execute_script(CURSOR_JS)
+    return tuple(pos) if pos else None
+
+
 def edit_cell(driver, index: int) -> None:
     """Click into code cell ``index``'s editor, as a user does, until the notebook is in edit mode with the cursor
     in that cell (keys typed in command mode are commands: ``m`` makes the cell Markdown)."""
@@ -402,10 +422,25 @@ def run_check(driver, base: str, notebook: str, timeout: float, log, require_sto
     row = next(r for r, ln in enumerate(original) if PARAM_LINE in ln)
     col = original[row].index(PARAM_LINE) + PARAM_LINE.index(PARAM_VALUE) + 1  # inside the quotes
     edit_cell(driver, index)
-    chord(driver, Keys.CONTROL, Keys.HOME)  # the cell's first character, then down and right to "cpu"
-    press(driver, *([Keys.DOWN] * row), *([Keys.RIGHT] * col))
+    # keys as a user presses them, to the cursor inside the quotes; the browser's selection says where it landed
+    # (on a slow machine a key can land before the editor settles: then the keys are pressed again, at most 3 times)
+    for attempt in range(1, 4):
+        chord(driver, Keys.CONTROL, Keys.HOME)  # the cell's first character, then down, Home and right to "cpu"
+        press(driver, *([Keys.DOWN] * row), Keys.HOME, *([Keys.RIGHT] * col))
+        try:
+            wait_until(f"the cursor at line {row + 1}, column {col + 1}",
+                       lambda: (cursor(driver) or (None, None))[:2] == (row, col), 3)
+            break
+        except CheckFailed:
+            log(f"attempt {attempt}: the cursor landed at {cursor(driver)} (row, column, selection), "
+                f"not ({row}, {col}): pressing the keys again")
+            edit_cell(driver, index)
+    else:
+        raise CheckFailed(f"the cursor never reached line {row + 1}, column {col + 1} of the parameters cell")
     ActionChains(driver).key_down(Keys.SHIFT).send_keys(*([Keys.RIGHT] * (len(PARAM_VALUE) - 2))) \
-        .key_up(Keys.SHIFT).send_keys(PROFILE).perform()
+        .key_up(Keys.SHIFT).perform()
+    wait_until(f"{PARAM_VALUE[1:-1]!r} selected", lambda: (cursor(driver) or ("", "", ""))[2] == PARAM_VALUE[1:-1], 5)
+    press(driver, PROFILE)
     expected = original[row].replace(PARAM_LINE, PARAM_LINE.replace(PARAM_VALUE, f'"{PROFILE}"'))
     try:
         wait_until("the edited line", lambda: (cell_lines(driver, index) or [""] * (row + 1))[row] == expected, 10)
