@@ -22,7 +22,7 @@ from repro.artifacts import (KEY_SCHEME, STORE_FIELD, ArtifactError, ArtifactSto
 from repro.data import Example, TaskData, get_spec, load_task
 from repro.jobs import finetune_fields, graft_fields
 from repro.core.checks import check_finite, check_pair
-from repro.core.evaluation import EvalSet, Predictions, predict, score
+from repro.core.evaluation import EvalSet, PredictionMemo, Predictions, predict, score
 from repro.core.finetune import TrainResult, train
 from repro.core.grafting import GraftResult, grafted_params, learn_graft
 from repro.core.masks import Mask
@@ -144,6 +144,8 @@ class Workbench:
         self.pre: dict[str, torch.Tensor] = {n: p.detach().clone() for n, p in self.model.named_parameters()
                                              if not n.startswith(Classifier.HEAD_PREFIX)}
         self._tasks: dict[tuple, TaskData] = {}
+        #: logits already computed on text examples, per model state (:meth:`predict`)
+        self.predictions = PredictionMemo()
         #: no computation at all: a stored, current entry is loaded, anything else raises :class:`StoreMiss`
         #: (nothing in the store is locked, cleaned or quarantined)
         self.read_only: bool = os.environ.get(STORE_READ_ONLY_ENV, "") not in ("", "0")
@@ -381,8 +383,9 @@ class Workbench:
                 examples: Sequence[Example] | EvalSet | None = None, **kw: Any) -> Predictions:
         data = self.task(task, **{k: v for k, v in kw.items() if k in ("k", "seed")})
         ex = examples if examples is not None else data.split(split)
-        return predict(self.model, ex, task, overrides, batch_size=self.profile.eval_batch_size,
-                       linear_base=kw.get("linear_base"))
+        run = self.predictions.predict if PredictionMemo.applies(ex) else predict
+        return run(self.model, ex, task, overrides, batch_size=self.profile.eval_batch_size,
+                   linear_base=kw.get("linear_base"))
 
     def evaluate(self, task: str, split: str = "test", overrides: Mapping[str, torch.Tensor] | None = None,
                  **kw: Any) -> dict[str, float]:

@@ -130,6 +130,61 @@ def test_an_eval_set_is_collated_once_and_predicts_the_same(tiny_model, sent_exa
         del tiny_model.collate
 
 
+def test_the_prediction_memo_runs_only_unseen_examples_of_a_model_state(tiny_model, sent_examples):
+    """A model state scored again on the same examples, or on a subset, runs nothing; another state (overrides, an
+    in-place parameter change, a linearization point) runs again; the logits equal a direct call's."""
+    from repro.core.evaluation import PredictionMemo, eval_set
+
+    memo = PredictionMemo()
+    calls = []
+    collate = tiny_model.collate
+    tiny_model.collate = lambda task, chunk, train=False: calls.append(len(chunk)) or collate(task, chunk, train=train)
+    try:
+        direct = predict(tiny_model, sent_examples, "sent", batch_size=3)
+        calls.clear()
+        first = memo.predict(tiny_model, sent_examples, "sent", batch_size=3)
+        assert sum(calls) == 8
+        assert torch.allclose(first.logits, direct.logits, atol=1e-6) and torch.equal(first.labels, direct.labels)
+        calls.clear()
+        subset = memo.predict(tiny_model, sent_examples[5:] + sent_examples[:2], "sent", batch_size=3)
+        assert calls == [] and (memo.reused, memo.run) == (5, 8)
+        assert torch.equal(subset.logits, torch.cat([first.logits[5:], first.logits[:2]]))
+        assert subset.labels.tolist() == [e.label for e in sent_examples[5:] + sent_examples[:2]]
+
+        own = dict(tiny_model.named_parameters())
+        gen = torch.Generator().manual_seed(0)
+        shift = {n: torch.randn(own[n].shape, generator=gen) for n in tiny_model.graftable_names()}
+        moved = {n: own[n] + d for n, d in shift.items()}
+        calls.clear()
+        other = memo.predict(tiny_model, sent_examples, "sent", overrides=moved, batch_size=3)
+        assert sum(calls) == 8 and not torch.allclose(other.logits, first.logits, atol=1e-3)
+        assert torch.allclose(other.logits, predict(tiny_model, sent_examples, "sent", moved).logits, atol=1e-5)
+        calls.clear()
+        memo.predict(tiny_model, sent_examples, "sent", linear_base={n: own[n].detach() for n in shift}, batch_size=3)
+        assert sum(calls) == 8  # linearized around a point: another state
+        with torch.no_grad():
+            for n, d in shift.items():
+                own[n].add_(d)  # the model changed in place to the overridden state: the same state, by content
+        try:
+            calls.clear()
+            again = memo.predict(tiny_model, sent_examples, "sent", batch_size=3)
+            assert calls == [] and torch.equal(again.logits, other.logits)
+            with torch.no_grad():
+                for n, d in shift.items():
+                    own[n].add_(d)  # and once more: another state
+            calls.clear()
+            memo.predict(tiny_model, sent_examples, "sent", batch_size=3)
+            assert sum(calls) == 8
+        finally:
+            with torch.no_grad():
+                for n, d in shift.items():
+                    own[n].sub_(2 * d)
+    finally:
+        del tiny_model.collate
+    assert PredictionMemo.applies(sent_examples) and not PredictionMemo.applies([])
+    assert not PredictionMemo.applies(eval_set(tiny_model, sent_examples, "sent"))
+
+
 def test_predictions_correct_is_per_example_argmax_equals_label():
     pred = Predictions(logits=torch.tensor([[2.0, 1.0], [0.0, 3.0], [1.0, 0.0]]), labels=torch.tensor([0, 0, 1]))
     c = pred.correct()
