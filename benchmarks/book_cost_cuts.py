@@ -11,6 +11,10 @@ Rows (each cut leaves the numbers as they were, up to float summation order):
 - vision training step: forward + backward on a batch of 16, contiguous vs channels-last.
 - graft gradient: P1 Eq. 4's summed gradient over 256 training examples in batches of 32 on MiniLM, batches as
   sampled vs grouped by length (SST-2 tweets and MR sentences at 512 per class).
+- repeated scoring: a P1 chapter's pattern on MiniLM, one fine-tuned model scored on the 500 SST-2 test examples
+  (a table's column), on their first 200 (a figure's point) and on the 500 again (a second table): every call run
+  (before) vs :class:`~repro.core.evaluation.PredictionMemo` (after: ``Workbench.predict`` runs the unseen
+  examples only; the model state is hashed on every call).
 
 The calls of the two sides alternate; each row prints both medians and the ratio before / after with its range over
 the repeats.  Timings from one run only compare with each other (machines differ by up to 2x).
@@ -52,7 +56,7 @@ def main() -> None:
     args = ap.parse_args()
     torch.set_num_threads(1)
 
-    from repro.core.evaluation import eval_set, predict
+    from repro.core.evaluation import PredictionMemo, eval_set, predict
     from repro.core.grafting import _summed_gradient
     from repro.models import efficientnet_lite
     from repro.profiles import notebook_profile
@@ -120,6 +124,20 @@ def main() -> None:
 
         report(f"graft gradient {name} (256 ex, batch 32): sampled -> by length",
                *alternate(gradient(False), gradient(True), args.repeats))
+
+    test = list(text.task("SST-2").test)
+    moved = text.overrides({n: 1e-3 * torch.randn(own[n].shape, generator=gen) for n in graftable})
+
+    def chapter(memo: bool) -> Callable[[], object]:
+        def run() -> object:
+            memo_ = PredictionMemo()
+            score = (lambda ex: memo_.predict(text.model, ex, "SST-2", moved, bs)) if memo else \
+                (lambda ex: predict(text.model, ex, "SST-2", moved, bs))
+            return [score(ex) for ex in (test, test[:200], test)]
+        return run
+
+    report("repeated scoring (500, first 200, 500): every call -> memo", *alternate(chapter(False), chapter(True),
+                                                                                  args.repeats))
 
 
 if __name__ == "__main__":
