@@ -235,10 +235,12 @@ class PredictionMemo:
         while len(self._rows) > self.max_states:
             self._rows.popitem(last=False)
         ids = [(e.text_a, e.text_b, e.label) for e in examples]
-        todo = list(dict.fromkeys(i for i in ids if i not in rows))
+        todo: dict[tuple, Example] = {}  # each unseen example once
+        for i, e in zip(ids, examples):
+            if i not in rows:
+                todo.setdefault(i, e)
         if todo:
-            first = {i: n for n, i in reversed(list(enumerate(ids)))}
-            pred = predict(model, [examples[first[i]] for i in todo], task, overrides, batch_size, linear_base)
+            pred = predict(model, list(todo.values()), task, overrides, batch_size, linear_base)
             for i, logit, label in zip(todo, pred.logits, pred.labels):
                 rows[i] = (logit, int(label))
         self.run += len(todo)
