@@ -61,6 +61,10 @@ def test_readme_and_tuning_page_quote_the_recorded_cpu_build():
     before = read_json(ROOT / BEFORE_CUTS_FILE)  # issue 34's cuts compared on one machine: the page's middle column
     assert before["commit"] == "fff2c3c" and before["from_empty_store"]
     assert f"{kernel_seconds(before):,.0f} kernel-seconds, {before['wall_seconds'] / 60:.1f} minutes" in page
+    flat = " ".join(page.split())  # the page's prose wraps anywhere
+    assert f"The cuts saved {100 * (1 - kernel / kernel_seconds(before)):.0f} % of the kernel-seconds" in flat
+    ratio = before["notebooks"]["p2_task_arithmetic"]["seconds"], RECORD["notebooks"]["p2_task_arithmetic"]["seconds"]
+    assert f"p2_task_arithmetic −{100 * (1 - ratio[1] / ratio[0]):.0f} %" in flat
     for nb, info in RECORD["notebooks"].items():
         assert re.search(rf"^\| {nb}\b.*\| {before['notebooks'][nb]['seconds']:,} s \| {info['seconds']:,} s \|$",
                          page, re.M), nb
